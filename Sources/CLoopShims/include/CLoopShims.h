@@ -1,0 +1,46 @@
+#ifndef CLOOPSHIMS_H
+#define CLOOPSHIMS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/epoll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+/// Kernel calls Swift cannot reach directly: glibc's `syscall` is variadic,
+/// and `struct epoll_event` is packed on x86_64.
+
+/// pidfd_open(2); returns -1 with errno set on failure.
+int cloop_pidfd_open(pid_t pid, unsigned int flags);
+/// pidfd_send_signal(2); returns -1 with errno set on failure.
+int cloop_pidfd_send_signal(int pidfd, int sig);
+/// Names the calling thread (cut to the kernel limit of 15 bytes).
+void cloop_set_thread_name(const char *name);
+/// gettid(2).
+pid_t cloop_gettid(void);
+
+/// One readiness event, unpacked.
+typedef struct {
+    uint32_t events;
+    uint64_t token;
+} cloop_event;
+
+int cloop_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
+/// epoll_wait(2) into an unpacked array. `timeout_ms` as for epoll_wait.
+int cloop_epoll_wait(int epfd, cloop_event *events, int max, int timeout_ms);
+
+/// Signal-set helpers (the sigset macros are not importable).
+void cloop_sigset_empty(sigset_t *set);
+void cloop_sigset_add(sigset_t *set, int sig);
+
+/// libdispatch's hooks for a run loop serving the main queue (what
+/// CoreFoundation uses). On Linux the handle is an eventfd.
+int _dispatch_get_main_queue_handle_4CF(void);
+void _dispatch_main_queue_callback_4CF(void *msg);
+
+#endif

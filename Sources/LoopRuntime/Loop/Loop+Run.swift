@@ -1,0 +1,284 @@
+import CLoopShims
+
+extension Loop {
+    /// Runs the loop in `mode` until it is stopped, the timeout passes, the
+    /// mode has no sources and no timers left, or (with
+    /// `returnAfterSourceHandled`) a source was handled. Only the loop's own
+    /// thread may run it; runs nest (R21).
+    ///
+    /// The pass order is R17's: entry; then each pass beforeTimers,
+    /// beforeSources, blocks, signalled version-0 sources, blocks again,
+    /// beforeWaiting, sleep, afterWaiting, due timers and ready version-1
+    /// sources, blocks; exit when the run ends.
+    @discardableResult
+    public func run(mode: Mode = .default, timeout: Duration? = nil,
+                    returnAfterSourceHandled: Bool = false) -> RunResult {
+        precondition(LoopRegistry.shared.currentLoop() === self, "a Loop runs only on its own thread (R2)")
+        precondition(mode != .common, "run a real mode; .common only names the common set")
+        let clock = self.clock
+        let deadline = timeout.map { clock.now().advanced(by: $0) }
+
+        lock.lock()
+        guard let items = modes[mode], items.hasSourcesOrTimers || hasBlocksLocked(for: mode) else {
+            lock.unlock()
+            return .finished  // R3: nothing to wait for; entry is not sent
+        }
+        let outerMode = runningMode
+        runningMode = mode
+        lock.unlock()
+        runDepth += 1
+        defer {
+            runDepth -= 1
+            lock.withLock { runningMode = outerMode }
+        }
+
+        notify(.entry, items)
+        let result = runPasses(items, clock: clock, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+        notify(.exit, items)
+        return result
+    }
+
+    /// Runs the default mode until stopped or finished (R20).
+    public func run() {
+        while run(mode: .default, timeout: nil) == .handledSource {}
+    }
+
+    private func runPasses(_ items: ModeItems, clock: LoopClock, deadline: LoopInstant?,
+                           returnAfterSourceHandled: Bool) -> RunResult {
+        let mode = items.mode
+        if consumeStop() { return .stopped }
+        var events: [ReadinessEvent] = []
+        events.reserveCapacity(16)
+        while true {
+            lastTurnStamp.store(coarseMonotonicNanoseconds(), ordering: .relaxed)
+            notify(.beforeTimers, items)
+            notify(.beforeSources, items)
+            runBlocks(mode: mode)
+            var handledSource = fireSignalledSources(items)
+            if handledSource { runBlocks(mode: mode) }
+
+            rebuildEpollSetIfNeeded(items)
+            let passNow = clock.now()
+            let mustNotBlock = handledSource || deadline.map { passNow >= $0 } ?? false
+            let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
+            events.removeAll(keepingCapacity: true)
+
+            // Step 5: a version-1 source already ready is handled at once,
+            // without the waiting notifications. Only worth a look when
+            // someone would see the difference.
+            var sourceAlreadyReady = false
+            if !mustNotBlock && watchesWaiting {
+                collect(into: &events, timeoutMilliseconds: 0)
+                sourceAlreadyReady = events.contains { $0.token > Loop.mainQueueToken }
+            }
+            let notifyWaiting = !mustNotBlock && !sourceAlreadyReady
+            if !sourceAlreadyReady {
+                if notifyWaiting { notify(.beforeWaiting, items) }
+                sleep(into: &events, items: items, clock: clock, deadline: deadline, poll: mustNotBlock)
+                if notifyWaiting { notify(.afterWaiting, items) }
+            }
+
+            // Step 9: what woke us.
+            let now = clock.now()
+            for e in events where e.token == Loop.timerToken { timerFD.drain() }
+            fireDueTimers(items, now: now, clock: clock)
+            if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
+            runBlocks(mode: mode)
+
+            if handledSource && returnAfterSourceHandled { return .handledSource }
+            if let deadline, clock.now() >= deadline { return .timedOut }
+            if consumeStop() { return .stopped }
+            let empty = lock.withLock { !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) }
+            if empty { return .finished }
+        }
+    }
+
+    // MARK: steps
+
+    private func consumeStop() -> Bool {
+        lock.withLock {
+            defer { stopRequested = false }
+            return stopRequested
+        }
+    }
+
+    private func observes(_ activities: Activity, _ items: ModeItems) -> Bool {
+        lock.withLock { !items.observedActivities.isDisjoint(with: activities) }
+    }
+
+    /// Calls the mode's observers of `activity`, by order (R16).
+    func notify(_ activity: Activity, _ items: ModeItems) {
+        lock.lock()
+        guard items.observedActivities.contains(activity) else {
+            lock.unlock()
+            return
+        }
+        let observers = items.observers
+        lock.unlock()
+        for o in observers where o.activities.contains(activity) && o.isValid {
+            callout { o.handler(o, activity) }
+            if !o.repeats { o.invalidate() }
+        }
+    }
+
+    /// Fires the signalled version-0 sources of the mode, lower order first (R8, R10).
+    private func fireSignalledSources(_ items: ModeItems) -> Bool {
+        let sources = lock.withLock { items.sources }
+        var fired = false
+        for s in sources where s.isValid && s.consumeSignal() {
+            fired = true
+            callout(s.performHandler)
+        }
+        return fired
+    }
+
+    /// Sleeps until a descriptor is ready, the next timer wake-up, the run's
+    /// deadline, or a wake-up; with `poll`, only looks.
+    private func sleep(into events: inout [ReadinessEvent], items: ModeItems, clock: LoopClock,
+                       deadline: LoopInstant?, poll: Bool) {
+        lock.lock()
+        let mode = items.mode
+        var mayBlock = !poll && !wakeRequested && !stopRequested && !hasBlocksLocked(for: mode)
+        wakeRequested = false
+        var windows: [(LoopInstant, Duration)] = []
+        if mayBlock, let first = items.timerHeap.liveTop(isLive: items.isLive) {
+            // Only timers due before the first one's window closes can share its wake-up.
+            let limit = first.deadline.advanced(by: first.timer.window()?.1 ?? .zero)
+            for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
+                if let w = e.timer.window() { windows.append(w) }
+            }
+        }
+        if mayBlock {
+            sleeping = true
+            wakeSignalled = false
+        }
+        lock.unlock()
+
+        var timeout: Int32 = 0
+        if mayBlock {
+            let wake = wakeInstant(windows: windows, runDeadline: deadline)
+            switch clock {
+            case .system:
+                timerFD.arm(at: wake?.nanoseconds)
+                timeout = -1
+            case .manual(let manual):
+                // The manual clock wakes us when advanced; time never passes otherwise.
+                if let wake, wake <= manual.now() { mayBlock = false } else { timeout = -1 }
+            }
+        }
+        if mayBlock { waitingFlag.store(true, ordering: .releasing) }
+        collect(into: &events, timeoutMilliseconds: mayBlock ? timeout : 0)
+        if mayBlock {
+            waitingFlag.store(false, ordering: .releasing)
+            wakeUps.wrappingAdd(1, ordering: .relaxed)
+            let drainWake = lock.withLock { () -> Bool in
+                sleeping = false
+                defer { wakeSignalled = false }
+                return wakeSignalled
+            }
+            if drainWake { wakeFD.drain() }
+        }
+    }
+
+    private func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
+        do {
+            try epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { events.append($0) }
+        } catch {
+            fatalError("epoll_wait failed on a loop's own descriptor: \(error)")
+        }
+    }
+
+    /// Fires the mode's timers due at `now`, earliest first; equal deadlines
+    /// in creation order. Timers that come due while these run wait for the
+    /// next pass (R12).
+    private func fireDueTimers(_ items: ModeItems, now: LoopInstant, clock: LoopClock) {
+        var due: [TimerHeap.Entry] = []
+        lock.withLock {
+            while let top = items.timerHeap.liveTop(isLive: items.isLive), top.deadline <= now {
+                due.append(top)
+                items.timerHeap.pop()
+            }
+        }
+        for entry in due {
+            let timer = entry.timer
+            guard timer.isCurrent(entry), lock.withLock({ items.contains(timer) }) else { continue }
+            callout { timer.handler(timer) }
+            if timer.advanceAfterFiring(firedDate: entry.deadline, now: clock.now()) {
+                lock.withLock {
+                    guard let next = timer.heapEntry() else { return }
+                    for m in modes.values where m.contains(timer) { m.timerHeap.push(next) }
+                }
+            } else if !timer.isValid {
+                detach(timer)  // a spent one-shot timer (R15)
+            }
+        }
+    }
+
+    /// Handles ready version-1 sources, lower order first (R10); events of
+    /// sources no longer registered are dropped. Returns whether any ran.
+    private func handleKernelEvents(_ events: [ReadinessEvent], items: ModeItems, single: Bool) -> Bool {
+        var ready: [(KernelSource, ReadinessEvent)] = []
+        var mainQueueReady = false
+        lock.withLock {
+            for e in events {
+                if e.token == Loop.mainQueueToken { mainQueueReady = true; continue }
+                guard e.token > Loop.mainQueueToken, let reg = registered[e.token] else { continue }
+                ready.append((reg.source, e))
+            }
+        }
+        var handled = false
+        if ready.count > 1 { ready.sort { ($0.0.order, $0.0.token) < ($1.0.order, $1.0.token) } }
+        for (source, event) in ready {
+            guard source.isValid, lock.withLock({ registered[source.token] != nil }) else { continue }
+            handled = true
+            callout { source.handler(event, single) }
+            if single { break }
+        }
+        if mainQueueReady && !(single && handled) {
+            serveMainQueue()
+            handled = true
+        }
+        return handled
+    }
+
+    /// Brings the epoll set in line with the running mode's version-1
+    /// sources (and, for the main loop in a common mode, the Dispatch main
+    /// queue, R27). Sources of other modes are unwatched, so their readiness
+    /// waits in the kernel until a run of their mode (R5).
+    private func rebuildEpollSetIfNeeded(_ items: ModeItems) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard kernelSetDirty || registeredMode != items.mode else { return }
+        kernelSetDirty = false
+        registeredMode = items.mode
+        var wanted: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
+        for s in items.kernelSources where s.isValid {
+            let interest = s.interest
+            if !interest.isEmpty { wanted[s.token] = (s, interest) }
+        }
+        for (token, reg) in registered where wanted[token] == nil {
+            epoll.remove(reg.source.fd)
+            registered[token] = nil
+        }
+        for (token, want) in wanted {
+            do {
+                if let have = registered[token] {
+                    if have.interest != want.interest {
+                        try epoll.modify(want.source.fd, interest: want.interest, token: token)
+                    }
+                } else {
+                    try epoll.add(want.source.fd, interest: want.interest, token: token)
+                }
+                registered[token] = want
+            } catch {
+                // A descriptor epoll refuses (a regular file, say) can never
+                // become ready: leave it unwatched rather than spin.
+                registered[token] = nil
+            }
+        }
+        let wantMainQueue = isMain && (items.mode == .default || commonModes.contains(items.mode))
+        if wantMainQueue != mainQueueRegistered {
+            setMainQueueWatched(wantMainQueue)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import CLoopShims
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A run loop: Apple's CFRunLoop model on epoll, eventfd and timerfd.
+///
+/// Each thread has at most one loop (`Loop.current`, R1); it runs only when
+/// its thread calls `run` (R2), watching the sources and timers of one mode
+/// at a time (R4) and sleeping in `epoll_wait` when there is nothing to do.
+/// Every method is safe to call from any thread; sources, timers, observers
+/// and blocks run only on the loop's own thread.
+public final class Loop: @unchecked Sendable {
+    // MARK: immutable after init, any thread
+    let epoll: Epoll
+    let wakeFD: EventFD
+    let timerFD: TimerFD
+    /// Kernel thread id of the thread this loop belongs to.
+    let threadID: pid_t
+    /// Whether this is the main thread's loop (it serves the Dispatch main queue, R27).
+    public let isMain: Bool
+
+    // MARK: guarded by lock, any thread
+    let lock = Lock()
+    var modes: [Mode: ModeItems] = [:]
+    /// The common set (R7), in the order modes joined it.
+    var commonModes: [Mode] = [.default]
+    var common = CommonItems()
+    /// Blocks waiting for a pass of an admitting mode, in submission order.
+    var blocks: [QueuedBlock] = []
+    /// The loop is in, or committed to entering, a blocking wait.
+    var sleeping = false
+    /// The wake eventfd was written during the current sleep.
+    var wakeSignalled = false
+    /// `wakeUp()` was called while the loop was awake: its next wait must not block.
+    var wakeRequested = false
+    var stopRequested = false
+    /// The innermost running mode.
+    var runningMode: Mode?
+    /// The version-1 sources in the epoll set, by token.
+    var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
+    /// Some mode's version-1 sources changed since the epoll set was built.
+    var kernelSetDirty = true
+    var clockStorage: LoopClock = .system
+
+    // MARK: loop thread only
+    /// The mode the epoll set was last built for.
+    var registeredMode: Mode?
+    var mainQueueRegistered = false
+    /// An empty array with capacity, swapped with `blocks` to drain it without allocating.
+    var spareBlocks: [QueuedBlock] = []
+    var runDepth = 0
+
+    // MARK: atomics, any thread
+    let waitingFlag = Atomic<Bool>(false)
+    /// Coarse monotonic nanoseconds when the current callout began; 0 outside callouts.
+    let calloutStart = Atomic<UInt64>(0)
+    /// Coarse monotonic nanoseconds of the latest pass.
+    let lastTurnStamp = Atomic<UInt64>(0)
+    let wakeUps = Atomic<UInt64>(0)
+
+    static let wakeToken: UInt64 = 1
+    static let timerToken: UInt64 = 2
+    static let mainQueueToken: UInt64 = 3
+
+    init(threadID: pid_t, isMain: Bool) throws(PlatformError) {
+        self.threadID = threadID
+        self.isMain = isMain
+        epoll = try Epoll()
+        wakeFD = try EventFD()
+        timerFD = try TimerFD()
+        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken)
+        try epoll.add(timerFD.fd, interest: .readable, token: Loop.timerToken)
+        lastTurnStamp.store(coarseMonotonicNanoseconds(), ordering: .relaxed)
+    }
+
+    deinit {
+        if case .manual(let clock) = clockStorage { clock.removeListener(ObjectIdentifier(self)) }
+    }
+
+    // MARK: the thread's loop
+
+    /// The calling thread's loop, created on first use (R1).
+    public static var current: Loop { LoopRegistry.shared.currentLoop() }
+
+    /// The main thread's loop, from any thread.
+    public static var main: Loop { LoopRegistry.shared.mainLoop() }
+
+    /// Whether the calling thread is this loop's thread.
+    public var isCurrentThread: Bool { LoopRegistry.shared.currentLoopIfAny() === self }
+
+    // MARK: clock
+
+    /// Where this loop reads the time. Set it before scheduling timers; a
+    /// `.manual` clock wakes the loop whenever it is advanced.
+    public var clock: LoopClock {
+        get { lock.withLock { clockStorage } }
+        set {
+            let old = lock.withLock { () -> LoopClock in
+                let old = clockStorage
+                clockStorage = newValue
+                return old
+            }
+            if case .manual(let c) = old { c.removeListener(ObjectIdentifier(self)) }
+            if case .manual(let c) = newValue {
+                c.addListener(ObjectIdentifier(self)) { [weak self] in self?.wakeUp() }
+            }
+            wakeUp()
+        }
+    }
+
+    // MARK: state readable from any thread
+
+    /// The mode of the innermost run in progress, nil when not running.
+    public var currentMode: Mode? { lock.withLock { runningMode } }
+
+    /// Whether the loop is asleep in the kernel right now.
+    public var isWaiting: Bool { waitingFlag.load(ordering: .acquiring) }
+
+    /// How many times the loop came back from a blocking wait (not counting
+    /// passes that did not sleep). An idle loop's count stands still.
+    public var wakeUpCount: UInt64 { wakeUps.load(ordering: .relaxed) }
+
+    // MARK: waking and stopping
+
+    /// Wakes the loop if it sleeps; if it is awake, its next wait returns at
+    /// once (R19). Any thread.
+    public func wakeUp() {
+        let write = lock.withLock { () -> Bool in
+            if sleeping {
+                if wakeSignalled { return false }
+                wakeSignalled = true
+                return true
+            }
+            wakeRequested = true
+            return false
+        }
+        if write { wakeFD.signal() }
+    }
+
+    /// Ends the innermost run after its remaining notifications (exit is
+    /// still sent); if the loop is not running, its next run returns
+    /// `.stopped` at once (R20). Any thread.
+    public func stop() {
+        lock.withLock { stopRequested = true }
+        wakeUp()
+    }
+
+    /// Wakes the loop only if it is asleep: for changes that matter to a
+    /// sleeping loop (a new timer, a new source) but that an awake loop sees
+    /// on its own before it sleeps. Call with the lock held; returns whether
+    /// the caller must write the eventfd after unlocking.
+    func wakeIfSleepingLocked() -> Bool {
+        guard sleeping, !wakeSignalled else { return false }
+        wakeSignalled = true
+        return true
+    }
+}
+
+/// A block queued by `perform(inModes:)`.
+struct QueuedBlock {
+    /// nil: the common modes.
+    let modes: [Loop.Mode]?
+    let work: @Sendable () -> Void
+}

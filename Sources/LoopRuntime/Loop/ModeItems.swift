@@ -1,0 +1,104 @@
+/// One mode's sources, timers and observers (R4). Guarded by the owning
+/// loop's lock; the arrays are copied out (cheaply, copy-on-write) before
+/// their handlers are called, so handlers may add and remove items freely.
+final class ModeItems {
+    let mode: Loop.Mode
+    /// Version-0 sources by (order, sequence).
+    private(set) var sources: [LoopSource] = []
+    /// Version-1 sources by (order, token).
+    private(set) var kernelSources: [KernelSource] = []
+    /// Timers, by identity.
+    private(set) var timers: [ObjectIdentifier: LoopTimer] = [:]
+    /// The same timers, by next fire date.
+    var timerHeap = TimerHeap()
+    /// Observers by (order, sequence).
+    private(set) var observers: [LoopObserver] = []
+    /// The union of the observers' activities: a pass skips a notification
+    /// nobody listens to without copying anything.
+    private(set) var observedActivities: Loop.Activity = []
+
+    init(mode: Loop.Mode) { self.mode = mode }
+
+    /// R3: sources and timers keep a mode alive; observers alone do not.
+    var hasSourcesOrTimers: Bool { !sources.isEmpty || !kernelSources.isEmpty || !timers.isEmpty }
+
+    @discardableResult
+    func add(_ s: LoopSource) -> Bool {
+        guard !sources.contains(where: { $0 === s }) else { return false }  // R6
+        let at = sources.firstIndex { ($0.order, $0.sequence) > (s.order, s.sequence) } ?? sources.count
+        sources.insert(s, at: at)
+        return true
+    }
+
+    @discardableResult
+    func remove(_ s: LoopSource) -> Bool {
+        guard let i = sources.firstIndex(where: { $0 === s }) else { return false }
+        sources.remove(at: i)
+        return true
+    }
+
+    @discardableResult
+    func add(_ k: KernelSource) -> Bool {
+        guard !kernelSources.contains(where: { $0 === k }) else { return false }
+        let at = kernelSources.firstIndex { ($0.order, $0.token) > (k.order, k.token) } ?? kernelSources.count
+        kernelSources.insert(k, at: at)
+        return true
+    }
+
+    @discardableResult
+    func remove(_ k: KernelSource) -> Bool {
+        guard let i = kernelSources.firstIndex(where: { $0 === k }) else { return false }
+        kernelSources.remove(at: i)
+        return true
+    }
+
+    func contains(_ k: KernelSource) -> Bool { kernelSources.contains { $0 === k } }
+
+    @discardableResult
+    func add(_ t: LoopTimer) -> Bool {
+        guard timers.updateValue(t, forKey: ObjectIdentifier(t)) == nil else { return false }
+        if let e = t.heapEntry() { timerHeap.push(e) }
+        return true
+    }
+
+    @discardableResult
+    func remove(_ t: LoopTimer) -> Bool {
+        guard timers.removeValue(forKey: ObjectIdentifier(t)) != nil else { return false }
+        // Its heap entries go stale (isLive checks membership); rebuild the
+        // heap only when stale entries dominate, so mass removal stays linear.
+        if timerHeap.entries.count > 2 * timers.count + 16 { timerHeap.compact(isLive: isLive) }
+        return true
+    }
+
+    func contains(_ t: LoopTimer) -> Bool { timers[ObjectIdentifier(t)] != nil }
+
+    /// Whether a heap entry still stands for a scheduled timer of this mode.
+    func isLive(_ e: TimerHeap.Entry) -> Bool {
+        e.timer.isCurrent(e) && timers[ObjectIdentifier(e.timer)] != nil
+    }
+
+    @discardableResult
+    func add(_ o: LoopObserver) -> Bool {
+        guard !observers.contains(where: { $0 === o }) else { return false }
+        let at = observers.firstIndex { ($0.order, $0.sequence) > (o.order, o.sequence) } ?? observers.count
+        observers.insert(o, at: at)
+        observedActivities.formUnion(o.activities)
+        return true
+    }
+
+    @discardableResult
+    func remove(_ o: LoopObserver) -> Bool {
+        guard let i = observers.firstIndex(where: { $0 === o }) else { return false }
+        observers.remove(at: i)
+        observedActivities = observers.reduce(into: []) { $0.formUnion($1.activities) }
+        return true
+    }
+}
+
+/// The items added to `.common` (R7): they join every common mode, now and later.
+struct CommonItems {
+    var sources: [LoopSource] = []
+    var kernelSources: [KernelSource] = []
+    var timers: [LoopTimer] = []
+    var observers: [LoopObserver] = []
+}

@@ -1,0 +1,87 @@
+import CLoopShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Readiness a source can be interested in.
+public struct IOInterest: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Data can be read (or the peer hung up).
+    public static let readable = IOInterest(rawValue: UInt32(EPOLLIN.rawValue))
+    /// Data can be written without blocking.
+    public static let writable = IOInterest(rawValue: UInt32(EPOLLOUT.rawValue))
+}
+
+/// One delivered readiness event.
+struct ReadinessEvent {
+    var token: UInt64
+    var readable: Bool
+    var writable: Bool
+    /// Error or hang-up: reported so the owner reads and sees EOF or the error.
+    var hangup: Bool
+}
+
+/// The epoll instance of one loop. Level-triggered throughout: a source
+/// outside the running mode is simply not registered, and its readiness is
+/// still there when it is registered again (R5).
+final class Epoll: @unchecked Sendable {
+    // Immutable after init; epoll_ctl and epoll_wait are thread-safe in the kernel.
+    let fd: Int32
+    private var buffer: UnsafeMutablePointer<cloop_event>  // loop thread only
+    private let capacity = 64
+
+    init() throws(PlatformError) {
+        fd = try syscallRetrying("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        buffer.deallocate()
+        closeDescriptor(fd)
+    }
+
+    func add(_ target: Int32, interest: IOInterest, token: UInt64) throws(PlatformError) {
+        _ = try syscallRetrying("epoll_ctl(ADD)") {
+            cloop_epoll_ctl(fd, EPOLL_CTL_ADD, target, interest.rawValue, token)
+        }
+    }
+
+    func modify(_ target: Int32, interest: IOInterest, token: UInt64) throws(PlatformError) {
+        _ = try syscallRetrying("epoll_ctl(MOD)") {
+            cloop_epoll_ctl(fd, EPOLL_CTL_MOD, target, interest.rawValue, token)
+        }
+    }
+
+    /// Removes `target`; a descriptor the owner already closed is not an error
+    /// (the kernel dropped it from the set with its last close).
+    func remove(_ target: Int32) {
+        if cloop_epoll_ctl(fd, EPOLL_CTL_DEL, target, 0, 0) == -1 {
+            let code = errno
+            precondition(code == ENOENT || code == EBADF, "epoll_ctl(DEL) failed with errno \(code)")
+        }
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1: forever, 0: poll) and hands each
+    /// event to `body`. Returns the number of events.
+    @discardableResult
+    func wait(timeoutMilliseconds: Int32, _ body: (ReadinessEvent) -> Void) throws(PlatformError) -> Int {
+        let n: Int32
+        let r = cloop_epoll_wait(fd, buffer, Int32(capacity), timeoutMilliseconds)
+        if r == -1 {
+            let code = errno
+            if code == EINTR { return 0 }  // a signal: treat as a spurious wake-up
+            throw PlatformError(call: "epoll_wait", errno: code)
+        }
+        n = r
+        for i in 0..<Int(n) {
+            let e = buffer[i]
+            body(ReadinessEvent(
+                token: e.token,
+                readable: e.events & UInt32(EPOLLIN.rawValue) != 0,
+                writable: e.events & UInt32(EPOLLOUT.rawValue) != 0,
+                hangup: e.events & (UInt32(EPOLLERR.rawValue) | UInt32(EPOLLHUP.rawValue)) != 0))
+        }
+        return Int(n)
+    }
+}

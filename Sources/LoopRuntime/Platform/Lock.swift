@@ -1,0 +1,100 @@
+import CLoopShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-recursive mutex for state that several threads share. Unlike
+/// `Synchronization.Mutex`, the guarded fields live beside it in their class,
+/// each marked "guarded by lock", so values can leave the critical section
+/// without `sending` gymnastics.
+final class Lock: @unchecked Sendable {
+    // The pthread mutex needs a stable address: it is allocated once and
+    // never moved. Any thread.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        var attr = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attr)
+        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_NORMAL))
+        let r = pthread_mutex_init(mutex, &attr)
+        precondition(r == 0, "pthread_mutex_init failed: \(r)")
+        pthread_mutexattr_destroy(&attr)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` with the lock held.
+    @inline(__always)
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A one-shot latch a thread can wait on: used by `waitUntilDone` and by
+/// thread start-up hand-offs.
+final class Latch: @unchecked Sendable {
+    private let lock = Lock()
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+    private var opened = false  // guarded by lock
+
+    init() {
+        cond = .allocate(capacity: 1)
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        cond.deallocate()
+    }
+
+    /// Opens the latch and wakes every waiter.
+    func open() {
+        lock.withLock {
+            opened = true
+            pthread_cond_broadcast(cond)
+        }
+    }
+
+    /// Blocks until `open()` has been called.
+    func wait() {
+        lock.lock()
+        while !opened { lock.waitOn(cond) }
+        lock.unlock()
+    }
+
+    /// Blocks until opened or `deadlineNanoseconds` (CLOCK_MONOTONIC) passes;
+    /// returns whether it was opened.
+    func wait(untilMonotonic deadlineNanoseconds: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        var ts = timespec(tv_sec: Int(deadlineNanoseconds / 1_000_000_000),
+                          tv_nsec: Int(deadlineNanoseconds % 1_000_000_000))
+        while !opened {
+            if lock.waitOn(cond, until: &ts) == ETIMEDOUT { return opened }
+        }
+        return true
+    }
+}
+
+extension Lock {
+    fileprivate func waitOn(_ cond: UnsafeMutablePointer<pthread_cond_t>) {
+        pthread_cond_wait(cond, mutex)
+    }
+
+    fileprivate func waitOn(_ cond: UnsafeMutablePointer<pthread_cond_t>, until ts: inout timespec) -> Int32 {
+        pthread_cond_timedwait(cond, mutex, &ts)
+    }
+}

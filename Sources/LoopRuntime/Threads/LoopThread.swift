@@ -1,0 +1,168 @@
+import CLoopShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A resident thread (seed 003, R26): a thread whose loop a port keeps
+/// alive, running `run(mode:timeout:)` over and over until `stop()`.
+///
+/// ```swift
+/// let worker = LoopThread(name: "w1")
+/// worker.perform { print("on w1") }
+/// let token = worker.perform(afterDelay: .milliseconds(50)) { print("later") }
+/// worker.cancelPerform(token)
+/// worker.stop()   // runs the stop on w1, then joins it
+/// ```
+public final class LoopThread: @unchecked Sendable {
+    /// The thread's name (also given to the kernel, cut to 15 bytes).
+    public let name: String
+    /// The thread's loop.
+    public let loop: Loop
+    private let control: ThreadControl
+    private let thread: pthread_t
+
+    /// Starts the thread and returns once its loop is running.
+    /// - Parameters:
+    ///   - mode: the mode its loop runs in; change it with `setRunMode(_:)`.
+    ///   - clock: the loop's clock (`.manual` for deterministic tests).
+    public init(name: String, mode: Loop.Mode = .default, clock: LoopClock = .system) {
+        precondition(mode != .common, "a LoopThread runs a real mode, not .common")
+        self.name = name
+        let control = ThreadControl(name: name, mode: mode, clock: clock)
+        self.control = control
+        var tid = pthread_t()
+        let box = Unmanaged.passRetained(control).toOpaque()
+        let r = pthread_create(&tid, nil, { raw in
+            let control = Unmanaged<ThreadControl>.fromOpaque(raw!).takeRetainedValue()
+            control.threadMain()
+            return nil
+        }, box)
+        precondition(r == 0, "pthread_create failed: \(r)")
+        thread = tid
+        control.started.wait()
+        loop = control.startedLoop!
+    }
+
+    /// The mode the thread's loop runs in.
+    public var runMode: Loop.Mode { control.lock.withLock { control.mode } }
+
+    /// Switches the mode the loop runs in: the current run returns and the
+    /// next one runs `mode`. Blocks and sources of other modes wait (R5, R24).
+    public func setRunMode(_ mode: Loop.Mode) {
+        precondition(mode != .common, "a LoopThread runs a real mode, not .common")
+        control.lock.withLock { control.mode = mode }
+        loop.add(control.port!, forMode: mode)
+        control.port!.send(id: ThreadControl.recheck)
+    }
+
+    /// Whether the thread is still running its loop.
+    public var isRunning: Bool { control.lock.withLock { control.state == .running } }
+
+    /// Queues `block` on the thread's loop for a pass of one of `modes`
+    /// (nil: the common modes), in order with every other request (R23).
+    /// With `waitUntilDone`, blocks until it has run, and runs it directly
+    /// when called on the thread itself. Returns false, without running it,
+    /// once the thread has stopped.
+    @discardableResult
+    public func perform(waitUntilDone: Bool = false, modes: [Loop.Mode]? = nil,
+                        _ block: @escaping @Sendable () -> Void) -> Bool {
+        guard isRunning else { return false }
+        if !waitUntilDone {
+            loop.perform(inModes: modes, block)
+            return true
+        }
+        if loop.isCurrentThread {
+            block()
+            return true
+        }
+        let done = Latch()
+        loop.perform(inModes: modes) {
+            block()
+            done.open()
+        }
+        done.wait()
+        return true
+    }
+
+    /// Runs `block` once, `delay` from now, on the thread's loop in `modes`
+    /// (nil: the common modes): a one-shot timer (R25). Requests due at the
+    /// same instant run in the order they were made.
+    @discardableResult
+    public func perform(afterDelay delay: Duration, modes: [Loop.Mode]? = nil,
+                        _ block: @escaping @Sendable () -> Void) -> PerformToken {
+        loop.perform(afterDelay: delay, modes: modes, block)
+    }
+
+    /// Cancels a delayed request; returns true if it had not run yet (it then never will).
+    @discardableResult
+    public func cancelPerform(_ token: PerformToken) -> Bool { token.cancel() }
+
+    /// Stops the thread: a request performed on the thread sets its stop
+    /// flag and stops its loop; then the caller joins the thread (R26).
+    /// Requests queued before `stop()` for the running mode still run.
+    /// Called on the thread itself, it stops without joining.
+    public func stop() {
+        let first = control.lock.withLock { () -> Bool in
+            guard control.state == .running else { return false }
+            control.state = .stopping
+            return true
+        }
+        if first { control.port!.send(id: ThreadControl.stop) }
+        if loop.isCurrentThread {
+            if first { pthread_detach(thread) }
+            return
+        }
+        if first { pthread_join(thread, nil) } else { control.exited.wait() }
+    }
+
+    deinit {
+        if isRunning { stop() }
+    }
+}
+
+/// What a `LoopThread` and its thread share.
+final class ThreadControl: @unchecked Sendable {
+    enum State { case running, stopping, stopped }
+    static let recheck: Int32 = 1
+    static let stop: Int32 = 2
+
+    let name: String
+    let clock: LoopClock
+    let lock = Lock()
+    var mode: Loop.Mode        // guarded by lock
+    var state = State.running  // guarded by lock
+    /// Set by the thread before `started` opens; read-only afterwards.
+    var startedLoop: Loop?
+    var port: LoopPort?
+    let started = Latch()
+    let exited = Latch()
+
+    init(name: String, mode: Loop.Mode, clock: LoopClock) {
+        self.name = name
+        self.mode = mode
+        self.clock = clock
+    }
+
+    func threadMain() {
+        cloop_set_thread_name(name)
+        let loop = Loop.current
+        if case .manual = clock { loop.clock = clock }
+        let port = LoopPort(order: Int.min) { [unowned self] message in
+            if message.id == ThreadControl.stop { lock.withLock { state = .stopped } }
+            loop.stop()
+        }
+        loop.add(port, forMode: .common)
+        startedLoop = loop
+        self.port = port
+        started.open()
+
+        while true {
+            let (mode, state) = lock.withLock { (self.mode, self.state) }
+            if state == .stopped { break }
+            loop.add(port, forMode: mode)
+            loop.run(mode: mode, timeout: nil)
+        }
+        port.invalidate()
+        exited.open()
+    }
+}

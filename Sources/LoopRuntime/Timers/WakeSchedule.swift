@@ -1,0 +1,27 @@
+/// When may a loop sleep until? A pure function of the timers' windows and
+/// the run's deadline, asserted directly by tests.
+///
+/// Each timer may fire anywhere in `[fireDate, fireDate + tolerance]` (R14).
+/// The loop wakes at the latest fire date that still lies inside every
+/// earlier timer's window, so one wake-up serves as many timers as possible,
+/// none fires early, and a lone timer fires on time.
+///
+/// - Parameters:
+///   - windows: `(fireDate, tolerance)` of candidate timers, any order.
+///   - runDeadline: the run's timeout instant, which allows no slack.
+/// - Returns: the instant to wake, or nil to sleep until something else happens.
+func wakeInstant(windows: [(LoopInstant, Duration)], runDeadline: LoopInstant?) -> LoopInstant? {
+    let sorted = windows.sorted { $0.0 < $1.0 }
+    var wake: LoopInstant? = nil
+    var latestAllowed = LoopInstant.distantFuture
+    for (fire, tolerance) in sorted {
+        guard fire <= latestAllowed else { break }
+        wake = fire
+        latestAllowed = min(latestAllowed, fire.advanced(by: tolerance))
+    }
+    switch (wake, runDeadline) {
+    case let (w?, d?): return min(w, d)
+    case let (w?, nil): return w
+    case let (nil, d): return d
+    }
+}
