@@ -28,6 +28,9 @@ let package = Package(
             path: "Benchmarks/LoopBench",
             swiftSettings: strict
         ),
-        .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime"], swiftSettings: strict),
+        .executableTarget(
+            name: "loop-example", dependencies: ["LoopRuntime"],
+            path: "Examples/loop-example", swiftSettings: strict),
+        .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
     ]
 )

@@ -87,6 +87,9 @@ public final class Loop: @unchecked Sendable {
     /// The main thread's loop, from any thread.
     public static var main: Loop { LoopRegistry.shared.mainLoop() }
 
+    /// Whether the calling thread is the process's main thread.
+    public static var isMainThread: Bool { cloop_gettid() == getpid() }
+
     /// Whether the calling thread is this loop's thread.
     public var isCurrentThread: Bool { LoopRegistry.shared.currentLoopIfAny() === self }
 

@@ -1,0 +1,61 @@
+extension Loop: CustomStringConvertible {
+    /// The loop's state in the shape of Core Foundation's run-loop dump:
+    /// current mode, common modes, common-mode items, then per mode its
+    /// sources, timers (next fire date) and observers (activities, order).
+    public var description: String {
+        lock.withLock {
+            var out = "<Loop \(hexAddress(self))> {thread = \(threadID)\(isMain ? " (main)" : ""), "
+            out += "wakeUps = \(wakeUpCount), isWaiting = \(isWaiting)\n"
+            out += "current mode = \(runningMode?.rawValue ?? "(none)"),\n"
+            out += "common modes = {\n"
+            for (i, m) in commonModes.enumerated() { out += "\t\(i) : \(m.rawValue)\n" }
+            out += "},\n"
+            out += "common mode items = {\n"
+            var index = 0
+            for s in common.sources { out += "\t\(index) : \(describe(s))\n"; index += 1 }
+            for k in common.kernelSources { out += "\t\(index) : \(describe(k))\n"; index += 1 }
+            for t in common.timers { out += "\t\(index) : \(describe(t))\n"; index += 1 }
+            for o in common.observers { out += "\t\(index) : \(describe(o))\n"; index += 1 }
+            out += "},\n"
+            out += "modes = {\n"
+            for mode in modes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let items = modes[mode]!
+                out += "\t<LoopMode> {name = \(mode.rawValue), "
+                out += "blocks pending = \(blocks.count { Loop.admits($0, mode: mode, modeIsCommon: commonModes.contains(mode)) })\n"
+                out += "\tsources0 = {\n"
+                for (i, s) in items.sources.enumerated() { out += "\t\t\(i) : \(describe(s))\n" }
+                out += "\t},\n\tsources1 = {\n"
+                for (i, k) in items.kernelSources.enumerated() { out += "\t\t\(i) : \(describe(k))\n" }
+                out += "\t},\n\ttimers = {\n"
+                let timers = items.timers.values.sorted { ($0.fireDate ?? .distantFuture, $0.sequence) < ($1.fireDate ?? .distantFuture, $1.sequence) }
+                for (i, t) in timers.enumerated() { out += "\t\t\(i) : \(describe(t))\n" }
+                out += "\t},\n\tobservers = {\n"
+                for (i, o) in items.observers.enumerated() { out += "\t\t\(i) : \(describe(o))\n" }
+                out += "\t},\n\t},\n"
+            }
+            out += "}}"
+            return out
+        }
+    }
+
+    private func describe(_ s: LoopSource) -> String {
+        "<LoopSource \(hexAddress(s))> {signalled = \(s.isSignalled ? "Yes" : "No"), valid = \(s.isValid ? "Yes" : "No"), order = \(s.order), version = 0}"
+    }
+
+    private func describe(_ k: KernelSource) -> String {
+        "<LoopSource \(hexAddress(k))> {valid = \(k.isValid ? "Yes" : "No"), order = \(k.order), version = 1, \(k.label())}"
+    }
+
+    private func describe(_ t: LoopTimer) -> String {
+        let interval = t.interval.map { "\($0)" } ?? "one-shot"
+        return "<LoopTimer \(hexAddress(t))> {valid = \(t.isValid ? "Yes" : "No"), interval = \(interval), tolerance = \(t.tolerance), next fire date = \(t.fireDate?.description ?? "none")}"
+    }
+
+    private func describe(_ o: LoopObserver) -> String {
+        "<LoopObserver \(hexAddress(o))> {valid = \(o.isValid ? "Yes" : "No"), activities = 0x\(String(o.activities.rawValue, radix: 16)) (\(o.activities)), repeats = \(o.repeats ? "Yes" : "No"), order = \(o.order)}"
+    }
+}
+
+private func hexAddress(_ object: AnyObject) -> String {
+    "0x" + String(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), radix: 16)
+}

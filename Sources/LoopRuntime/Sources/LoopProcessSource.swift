@@ -1,0 +1,75 @@
+import Synchronization
+
+/// How a child process ended.
+public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
+    /// It called exit with this status.
+    case exited(Int32)
+    /// A signal killed it.
+    case signalled(Int32)
+
+    init(waitStatus s: Int32) {
+        let sig = s & 0x7f
+        self = sig == 0 ? .exited((s >> 8) & 0xff) : .signalled(sig)
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let code): "exited with status \(code)"
+        case .signalled(let sig): "killed by signal \(sig)"
+        }
+    }
+}
+
+/// A version-1 source that fires once when a child process exits, through a
+/// pidfd; it reaps the child and invalidates itself. Signals sent through it
+/// cannot hit a recycled pid.
+public final class LoopProcessSource: @unchecked Sendable {
+    /// The child's process id.
+    public let pid: Int32
+    private let fd: Int32
+    let core: KernelSource
+    private let fdClosed = Atomic<Bool>(false)
+
+    /// Watches child `pid` (which must be a child of this process, not yet
+    /// reaped); `handler` runs on the loop's thread with its exit.
+    public init(pid: Int32, order: Int = 0, _ handler: @escaping @Sendable (ProcessExit) -> Void) throws(PlatformError) {
+        self.pid = pid
+        let fd = try SignalPlatform.openPidFD(pid)
+        self.fd = fd
+        let owner = WeakOwner<LoopProcessSource>()
+        core = KernelSource(fd: fd, interest: .readable, order: order,
+                            label: { "process source pid = \(pid)" },
+                            handler: { _, _ in
+                                guard let status = SignalPlatform.reap(pid) else { return }
+                                owner.value?.invalidate()
+                                handler(ProcessExit(waitStatus: status))
+                            })
+        owner.value = self
+    }
+
+    /// Sends `signal` to the child, unless it has been reaped already. Call it
+    /// on the source's loop thread, where the exit is delivered, so the pidfd
+    /// cannot be closed underneath the call.
+    public func send(signal: Int32) throws(PlatformError) {
+        guard core.isValid else { return }
+        try SignalPlatform.sendSignal(pidfd: fd, signal)
+    }
+
+    /// False once the exit was delivered or the source invalidated.
+    public var isValid: Bool { core.isValid }
+
+    /// Stops watching and closes the pidfd (the child is not reaped).
+    public func invalidate() {
+        core.invalidate()
+        if !fdClosed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(fd) }
+    }
+
+    deinit { invalidate() }
+}
+
+extension Loop {
+    /// Adds a process source to `mode` (or every common mode).
+    public func add(_ source: LoopProcessSource, forMode mode: Mode) { add(source.core, forMode: mode) }
+    /// Removes a process source from `mode`.
+    public func remove(_ source: LoopProcessSource, forMode mode: Mode) { remove(source.core, forMode: mode) }
+}
