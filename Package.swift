@@ -11,12 +11,28 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LoopRuntime", targets: ["LoopRuntime"]),
+        .library(name: "LoopdCore", targets: ["LoopdCore"]),
+        .executable(name: "loopd", targets: ["loopd"]),
+        .executable(name: "loopctl", targets: ["loopctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .target(name: "CLoopShims"),
+        .target(name: "LoopdProtocol", swiftSettings: strict),
+        .target(
+            name: "LoopdCore",
+            dependencies: ["LoopRuntime", "LoopdProtocol", "CLoopShims", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict),
+        .executableTarget(name: "loopd", dependencies: ["LoopdCore"], swiftSettings: strict),
+        .target(
+            name: "LoopctlCommands",
+            dependencies: ["LoopdProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+        .executableTarget(name: "loopctl", dependencies: ["LoopctlCommands"], swiftSettings: strict),
         .target(name: "LoopRuntime", dependencies: ["CLoopShims"], swiftSettings: strict),
         .executableTarget(
             name: "LoopBench",
@@ -32,5 +48,9 @@ let package = Package(
             name: "loop-example", dependencies: ["LoopRuntime"],
             path: "Examples/loop-example", swiftSettings: strict),
         .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
+        .testTarget(
+            name: "LoopdTests",
+            dependencies: ["LoopdCore", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
+            swiftSettings: strict),
     ]
 )

@@ -52,3 +52,64 @@ void cloop_set_thread_name(const char *name) {
     buf[15] = 0;
     pthread_setname_np(pthread_self(), buf);
 }
+
+int cloop_accept4(int fd, int flags) {
+    return accept4(fd, NULL, NULL, flags);
+}
+
+int cloop_peercred(int fd, int *pid, unsigned int *uid, unsigned int *gid) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}
+
+#include <spawn.h>
+#include <fcntl.h>
+
+int cloop_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                int stdout_fd, int stderr_fd, pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc) return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc) { posix_spawn_file_actions_destroy(&actions); return rc; }
+
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
+    /* Nothing of the daemon's leaks into the child, CLOEXEC or not. */
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (cwd) posix_spawn_file_actions_addchdir_np(&actions, cwd);
+
+    /* The daemon blocks the signals it reads through a signalfd; a child
+       must start with none blocked and every handler at its default. */
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int cloop_pipe(int fds[2]) {
+    if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+    /* Only the daemon's read end is non-blocking: a child writing to a
+       non-blocking stdout would see EAGAIN and give up. */
+    int flags = fcntl(fds[0], F_GETFL);
+    if (flags == -1 || fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    return 0;
+}

@@ -1,10 +1,42 @@
 import Synchronization
 import Testing
 @testable import LoopRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Helpers shared by the rule tests. Two principles: a loop runs on a thread
+// the test made (Swift Testing's cooperative pool is tiny, and a pool
+// thread's loop would outlive the test), and every wait is bounded and waits
+// for an event, never for a guessed duration.
+
+/// A mutex-guarded value built on a pthread mutex, which ThreadSanitizer
+/// understands. (`Synchronization.Mutex` hands a contended lock over inside
+/// the uninstrumented runtime, so TSan reports races that are not there.)
+final class Guarded<Value>: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var value: Value  // guarded by mutex
+
+    init(_ value: Value) {
+        self.value = value
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
 
 /// A thread-safe log of what handlers saw, for asserting order.
 final class Recorder<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Guarded<[T]>([])
     init(of: T.Type = T.self) {}
     func append(_ x: T) { items.withLock { $0.append(x) } }
     var all: [T] { items.withLock { $0 } }
@@ -28,6 +60,145 @@ func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
+/// A one-way gate: one thread opens it, others wait for it (bounded).
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func open() { value.store(true, ordering: .releasing) }
+    var isOpen: Bool { value.load(ordering: .acquiring) }
+    /// Waits until opened; false if it stayed shut for `seconds`.
+    @discardableResult
+    func wait(_ seconds: Double = 10) -> Bool { eventually(seconds) { isOpen } }
+}
+
+/// A value handed from one thread to another.
+final class Slot<T: Sendable>: Sendable {
+    private let stored: Guarded<T?>
+    init(_ initial: T? = nil) { stored = Guarded(initial) }
+    func set(_ value: T) { stored.withLock { $0 = value } }
+    var value: T? { stored.withLock { $0 } }
+    /// Waits until a value was set (bounded).
+    func wait(_ seconds: Double = 10) -> T? {
+        _ = eventually(seconds) { value != nil }
+        return value
+    }
+}
+
+/// A weak reference that threads can share: tests use it to watch an object
+/// go away without keeping it alive.
+final class WeakRef<T: AnyObject>: Sendable {
+    private struct Holder { weak var object: T? }
+    private let holder = Guarded(Holder())
+    init(_ object: T? = nil) { holder.withLock { $0.object = object } }
+    func set(_ object: T) { holder.withLock { $0.object = object } }
+    var object: T? { holder.withLock { $0.object } }
+}
+
+// MARK: threads
+
+/// What a started test thread runs; type-erased so the C entry point needs
+/// no generic context.
+private final class ThreadStart: Sendable {
+    let run: @Sendable () -> Void
+    init(run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// A pthread made by a test, with its result. Its `Loop.current` is a fresh
+/// loop, torn down when the thread exits.
+final class TestThread<T: Sendable>: Sendable {
+    /// For failure messages.
+    let name: String
+    private let result = Slot<T>()
+    private let done = Flag()
+    private let handle = Guarded<pthread_t?>(nil)
+
+    /// Starts `body` on a new thread.
+    init(_ name: String = "loop-test", _ body: @escaping @Sendable () -> T) {
+        self.name = name
+        let start = ThreadStart { [result, done] in
+            result.set(body())
+            done.open()
+        }
+        var tid = pthread_t()
+        let r = pthread_create(&tid, nil, { raw in
+            Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(start).toOpaque())
+        precondition(r == 0, "pthread_create failed: \(r)")
+        handle.withLock { $0 = tid }
+    }
+
+    /// Whether the body has returned.
+    var isFinished: Bool { done.isOpen }
+
+    /// Waits (bounded) for the body to return and joins the thread; nil, and
+    /// a recorded issue, if it did not finish in time (the thread is then
+    /// left running, detached).
+    func join(_ seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) -> T? {
+        guard let tid = handle.withLock({ h -> pthread_t? in defer { h = nil }; return h }) else {
+            return result.value  // joined already
+        }
+        guard done.wait(seconds) else {
+            pthread_detach(tid)
+            Issue.record("test thread \(name) did not finish within \(seconds) s", sourceLocation: sourceLocation)
+            return nil
+        }
+        pthread_join(tid, nil)
+        return result.value
+    }
+}
+
+/// Runs `body` on a new pthread (where `Loop.current` is that thread's fresh
+/// loop), joins it and returns the result. The body must bound its own
+/// waits; if it has not finished after 60 s the process stops with a message
+/// rather than hang the suite.
+func onThread<T: Sendable>(_ name: String = "on-thread", _ body: @escaping @Sendable () -> T) -> T {
+    guard let value = TestThread(name, body).join(60) else {
+        fatalError("onThread(\(name)): body did not finish within 60 s")
+    }
+    return value
+}
+
+// MARK: loops
+
+/// Puts the calling thread's `loop` on `clock` and consumes the wake-up that
+/// switching clocks requests, so the test's first pass is an ordinary one
+/// (the switch leaves "next wait returns at once" pending, R19).
+func useManualClock(_ clock: ManualClock, on loop: Loop) {
+    precondition(loop.isCurrentThread, "useManualClock runs a pass, so it needs the loop's own thread")
+    loop.clock = .manual(clock)
+    let settle: Loop.Mode = "loopd.tests.settle"
+    let keep = LoopSource {}
+    loop.add(keep, forMode: settle)
+    _ = loop.run(mode: settle, timeout: .zero)
+    keep.invalidate()
+}
+
+/// Waits (bounded) until `loop` sleeps in the kernel.
+@discardableResult
+func waitUntilSleeping(_ loop: Loop, _ seconds: Double = 10) -> Bool {
+    eventually(seconds) { loop.isWaiting }
+}
+
+/// A source that is never signalled: it keeps a mode from being empty (R3).
+func keepAlive() -> LoopSource { LoopSource {} }
+
+extension LoopInstant {
+    /// `self + d`, for readable expectations.
+    static func + (a: LoopInstant, d: Duration) -> LoopInstant { a.advanced(by: d) }
+}
+
+/// Names of activities, for readable sequences.
+func activityName(_ activity: Loop.Activity) -> String { activity.description }
+
+/// An observer of `activities` that appends each activity's name to `log`.
+func activityLogger(_ log: Recorder<String>, _ activities: Loop.Activity = .all, order: Int = 0) -> LoopObserver {
+    LoopObserver(activities: activities, order: order) { _, activity in log.append(activityName(activity)) }
+}
+
+/// The name of the loop's current mode, "none" outside a run.
+func modeName(_ loop: Loop) -> String { loop.currentMode?.rawValue ?? "none" }
+
+/// Keeps a wedged `LoopThread` alive for the rest of the process, so that a
+/// failing test does not hang in its deinit (which joins the thread).
+func abandon(_ thread: LoopThread) { abandonedThreads.withLock { $0.append(thread) } }
+private let abandonedThreads = Guarded<[LoopThread]>([])

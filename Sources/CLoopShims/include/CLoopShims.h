@@ -21,6 +21,17 @@ int cloop_pidfd_open(pid_t pid, unsigned int flags);
 int cloop_pidfd_send_signal(int pidfd, int sig);
 /// Names the calling thread (cut to the kernel limit of 15 bytes).
 void cloop_set_thread_name(const char *name);
+/// accept4(2) without an address.
+int cloop_accept4(int fd, int flags);
+/// SO_PEERCRED of a connected Unix socket; -1 with errno on failure.
+int cloop_peercred(int fd, int *pid, unsigned int *uid, unsigned int *gid);
+/// posix_spawn with stdin from /dev/null, stdout/stderr onto the given
+/// descriptors, every other descriptor closed, signals unblocked and at
+/// their defaults, and the working directory set. Returns 0 or an errno.
+int cloop_spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                int stdout_fd, int stderr_fd, pid_t *pid);
+/// A CLOEXEC pipe whose read end (fds[0]) is non-blocking.
+int cloop_pipe(int fds[2]);
 /// gettid(2).
 pid_t cloop_gettid(void);
 

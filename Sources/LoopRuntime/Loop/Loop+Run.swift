@@ -138,15 +138,26 @@ extension Loop {
                        deadline: LoopInstant?, poll: Bool) {
         lock.lock()
         let mode = items.mode
-        var mayBlock = !poll && !wakeRequested && !stopRequested && !hasBlocksLocked(for: mode)
+        // A version-1 source added (or re-aimed) since this pass rebuilt the
+        // epoll set is not in it yet: poll, so the next pass watches it.
+        var mayBlock = !poll && !wakeRequested && !stopRequested && !kernelSetDirty && !hasBlocksLocked(for: mode)
         wakeRequested = false
-        var windows: [(LoopInstant, Duration)] = []
-        if mayBlock, let first = items.timerHeap.liveTop(isLive: items.isLive) {
-            // Only timers due before the first one's window closes can share its wake-up.
-            let limit = first.deadline.advanced(by: first.timer.window()?.1 ?? .zero)
-            for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
-                if let w = e.timer.window() { windows.append(w) }
+        var wake: LoopInstant? = nil
+        if mayBlock {
+            var windows: [(LoopInstant, Duration)] = []
+            if let first = items.timerHeap.liveTop(isLive: items.isLive) {
+                // Only timers due before the first one's window closes can share its wake-up.
+                let limit = first.deadline.advanced(by: first.timer.window()?.1 ?? .zero)
+                for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
+                    if let w = e.timer.window() { windows.append(w) }
+                }
             }
+            wake = wakeInstant(windows: windows, runDeadline: deadline)
+            // A manual clock never moves by itself (advancing it wakes us), so
+            // a wake-up already due means poll. Decided before `sleeping` is
+            // set: a poll must not leave the loop marked asleep, or wakers
+            // would write the eventfd for an awake loop.
+            if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
         }
         if mayBlock {
             sleeping = true
@@ -154,30 +165,23 @@ extension Loop {
         }
         lock.unlock()
 
-        var timeout: Int32 = 0
-        if mayBlock {
-            let wake = wakeInstant(windows: windows, runDeadline: deadline)
-            switch clock {
-            case .system:
-                timerFD.arm(at: wake?.nanoseconds)
-                timeout = -1
-            case .manual(let manual):
-                // The manual clock wakes us when advanced; time never passes otherwise.
-                if let wake, wake <= manual.now() { mayBlock = false } else { timeout = -1 }
-            }
-        }
+        if mayBlock, case .system = clock { timerFD.arm(at: wake?.nanoseconds) }
         if mayBlock { waitingFlag.store(true, ordering: .releasing) }
-        collect(into: &events, timeoutMilliseconds: mayBlock ? timeout : 0)
+        collect(into: &events, timeoutMilliseconds: mayBlock ? -1 : 0)
         if mayBlock {
             waitingFlag.store(false, ordering: .releasing)
             wakeUps.wrappingAdd(1, ordering: .relaxed)
-            let drainWake = lock.withLock { () -> Bool in
+            lock.withLock {
                 sleeping = false
-                defer { wakeSignalled = false }
-                return wakeSignalled
+                wakeSignalled = false
             }
-            if drainWake { wakeFD.drain() }
         }
+        // Drain the wake-up eventfd whenever it was seen readable, not only
+        // when this sleep's flag says a waker wrote it: a waker writes after
+        // releasing the lock, so its write can land after the loop woke for
+        // another reason. Left readable, it would make every later wait
+        // return at once.
+        if events.contains(where: { $0.token == Loop.wakeToken }) { wakeFD.drain() }
     }
 
     private func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {

@@ -1,0 +1,36 @@
+import ArgumentParser
+import LoopdProtocol
+
+/// `loopctl cancel JOB`: cancel a job that has not started.
+public struct CancelCommand: ClientCommand {
+    /// The subcommand's name and help text.
+    public static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a job that has not started yet.",
+        discussion: "Exits 1 when the job could not be cancelled (it is running or already finished).")
+
+    /// `--socket` and `--json`.
+    @OptionGroup public var connection: ConnectionOptions
+
+    /// The job to cancel.
+    @Argument(help: "The job id that submit printed.")
+    public var job: String
+
+    /// Creates the command with its defaults (ArgumentParser fills in the rest).
+    public init() {}
+
+    /// The request line's members after `id`.
+    public var requestFields: [(String, JSON)] { [("op", "cancel"), ("job", .string(job))] }
+
+    /// Human output and exit status for `reply`.
+    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+        guard reply.ok else { return .refused(reply) }
+        guard let cancelled = reply.json["cancelled"]?.boolValue else {
+            throw .protocol("cancel reply lacks the boolean \"cancelled\": \(reply.line)")
+        }
+        let state = reply.json["state"]?.stringValue ?? "unknown"
+        if cancelled { return CommandOutput(standardOutput: "cancelled \(job)\n") }
+        // Not cancelling is a refusal for a script that counted on it.
+        return CommandOutput(diagnostic: "loopctl: job \(job) was not cancelled: it is \(state)", status: .failed)
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import LoopdProtocol
+
+/// `loopctl status JOB`: a job's state and result.
+public struct StatusCommand: ClientCommand {
+    /// The subcommand's name and help text.
+    public static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a job's state, worker, action and result.",
+        discussion: "Exits 0 whenever the daemon knows the job, whatever its state; 1 for an unknown job.")
+
+    /// `--socket` and `--json`.
+    @OptionGroup public var connection: ConnectionOptions
+
+    /// The job id `submit` returned.
+    @Argument(help: "The job id that submit printed.")
+    public var job: String
+
+    /// Creates the command with its defaults (ArgumentParser fills in the rest).
+    public init() {}
+
+    /// The request line's members after `id`.
+    public var requestFields: [(String, JSON)] { [("op", "status"), ("job", .string(job))] }
+
+    /// Human output and exit status for `reply`.
+    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+        guard reply.ok else { return .refused(reply) }
+        _ = try reply.requiredString("state")
+        return CommandOutput(standardOutput: TextLayout.fields(of: reply.json))
+    }
+}

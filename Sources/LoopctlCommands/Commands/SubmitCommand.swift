@@ -1,0 +1,126 @@
+import ArgumentParser
+import LoopdProtocol
+
+/// `loopctl submit [options] ACTION [ARGS...]`: run a job.
+public struct SubmitCommand: ClientCommand {
+    /// The subcommand's name and help text.
+    public static let configuration = CommandConfiguration(
+        commandName: "submit",
+        abstract: "Run a job: an action with arguments, on a worker.",
+        usage: """
+            loopctl submit [--worker <name> | --key <key>] [--no-wait] [--delay <ms>] [--timeout <ms>] \
+            [--mode <mode>] [--durable] [--socket <path>] [--json] [--] <action> [<args> ...]
+            """,
+        discussion: """
+            Options go before the action: everything after it, dashes included, \
+            is the job's arguments (`loopctl submit echo -n hi` sends "-n" and "hi"). \
+            A `--` before the action is allowed and ignored.
+
+            By default loopctl waits for the job and prints its result: echo's \
+            output, an exec action's stdout (its stderr goes to stderr), nothing \
+            for noop. With --no-wait it prints the job id at once. A job that \
+            fails, times out or is cancelled exits with status 1.
+            """)
+
+    /// `--socket` and `--json`.
+    @OptionGroup public var connection: ConnectionOptions
+
+    /// `--worker`: a worker name, or `any` for the least loaded one.
+    @Option(help: ArgumentHelp("Run on this worker (or `any`, the least loaded).", valueName: "name"))
+    public var worker: String?
+
+    /// `--key`: the same key always lands on the same worker.
+    @Option(help: ArgumentHelp("Place by key: jobs with the same key run on the same worker, in order.", valueName: "key"))
+    public var key: String?
+
+    /// `--no-wait`: reply with the job id instead of the result.
+    @Flag(name: .customLong("no-wait"), help: "Return at once with the job id instead of waiting for the result.")
+    public var noWait = false
+
+    /// `--delay`: start no earlier than this many milliseconds from now.
+    @Option(help: ArgumentHelp("Start the job after this many milliseconds.", valueName: "ms"))
+    public var delay: Int64?
+
+    /// `--timeout`: fail the job with `timeout` after this many milliseconds.
+    @Option(help: ArgumentHelp("Fail the job with `timeout` after this many milliseconds.", valueName: "ms"))
+    public var timeout: Int64?
+
+    /// `--mode`: the worker run mode the job needs.
+    @Option(help: ArgumentHelp("Run only while the worker is in this mode (held until then).", valueName: "mode"))
+    public var mode: String?
+
+    /// `--durable`: journal the job before it is acknowledged.
+    @Flag(help: "Journal the job before it is acknowledged; it survives a daemon crash.")
+    public var durable = false
+
+    /// The action and its arguments, captured verbatim: once the action is
+    /// seen, nothing after it is parsed as a loopctl option.
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
+        "The action (echo, noop, sleep, fail, or an exec action from the config) and its arguments.",
+        valueName: "action"))
+    public var command: [String] = []
+
+    /// Creates the command with its defaults (ArgumentParser fills in the rest).
+    public init() {}
+
+    /// The action: the first word after the options (a leading `--` skipped).
+    public var action: String { words.first ?? "" }
+
+    /// The job's arguments: every word after the action.
+    public var args: [String] { Array(words.dropFirst()) }
+
+    private var words: ArraySlice<String> { command.first == "--" ? command.dropFirst() : command[...] }
+
+    /// Rejects what the daemon would refuse anyway, as a usage error (exit 2).
+    public func validate() throws {
+        // The passthrough capture swallows the built-in help flag too, when it
+        // comes where the action would; there it can only mean help.
+        if command.first == "--help" || command.first == "-h" { throw CleanExit.helpRequest(self) }
+        if action.isEmpty { throw ValidationError("Missing the action to run (for example: loopctl submit echo hi).") }
+        // The passthrough capture starts at the first word it does not know,
+        // so a mistyped option would otherwise become the action's name.
+        if command.first != "--", action.hasPrefix("-") { throw ValidationError("Unknown option '\(action)'.") }
+        if worker != nil && key != nil { throw ValidationError("Give --worker or --key, not both.") }
+        if let delay, !(0...RequestLimits.maxDelayMs).contains(delay) {
+            throw ValidationError("--delay must be 0...\(RequestLimits.maxDelayMs) ms.")
+        }
+        if let timeout, !(1...RequestLimits.maxTimeoutMs).contains(timeout) {
+            throw ValidationError("--timeout must be 1...\(RequestLimits.maxTimeoutMs) ms.")
+        }
+    }
+
+    /// The request line's members after `id`.
+    public var requestFields: [(String, JSON)] {
+        var fields: [(String, JSON)] = [("op", "submit"), ("action", .string(action)), ("args", .array(args.map { .string($0) }))]
+        if let worker { fields.append(("worker", .string(worker))) }
+        if let key { fields.append(("key", .string(key))) }
+        if noWait { fields.append(("wait", false)) }
+        if let delay { fields.append(("delay_ms", .integer(delay))) }
+        if let timeout { fields.append(("timeout_ms", .integer(timeout))) }
+        if let mode { fields.append(("mode", .string(mode))) }
+        if durable { fields.append(("durable", true)) }
+        return fields
+    }
+
+    /// Human output and exit status for `reply`.
+    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+        // A reply without a job id is a refusal before any job existed
+        // (unknown action, queue full, forbidden, …).
+        guard let job = reply.json["job"]?.stringValue else {
+            if reply.ok { throw .protocol("submit reply lacks \"job\": \(reply.line)") }
+            return .refused(reply)
+        }
+        var output = CommandOutput()
+        if reply.ok && reply.json["result"] == nil {
+            // Not waited for (or not finished): the id is what a script needs.
+            output.standardOutput = job + "\n"
+            return output
+        }
+        JobResultText.render(reply.json["result"], into: &output)
+        if !reply.ok {
+            output.diagnostic = "loopctl: job \(job) \(reply.json["state"]?.stringValue ?? "failed"): \(reply.errorCode ?? "error"): \(reply.errorMessage)"
+            output.status = .failed
+        }
+        return output
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+
+/// `loopctl`, the root command: the subcommands and the exit codes.
+public struct Loopctl: ParsableCommand {
+    /// The subcommand's name and help text.
+    public static let configuration = CommandConfiguration(
+        commandName: "loopctl",
+        abstract: "Talk to loopd: submit jobs, inspect workers, switch modes.",
+        discussion: """
+            The daemon's socket is --socket PATH, else $LOOPD_SOCKET, else \
+            ./loopd.sock if it exists, else /run/loopd/loopd.sock. Every \
+            subcommand prints human output; --json prints the daemon's raw reply \
+            line instead (the exit code is the same).
+
+            Exit codes:
+              0  success (for submit: the job completed)
+              1  the job failed, timed out or was cancelled, or the daemon
+                 refused the operation; the error code is printed on stderr
+              2  usage error (bad arguments)
+              3  cannot connect to the daemon
+              4  protocol error, or the daemon closed the connection
+
+            The protocol itself is documented in docs/PROTOCOL.md.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            SubmitCommand.self, StatusCommand.self, CancelCommand.self, WorkersCommand.self,
+            InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,
+        ])
+
+    /// Creates the command with its defaults (ArgumentParser fills in the rest).
+    public init() {}
+
+    /// Runs loopctl with the process's arguments and exits with its status.
+    /// Replaces ArgumentParser's `main()` so usage errors exit 2, not 64.
+    public static func main() {
+        UnixSocket.exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).rawValue)
+    }
+
+    /// Parses `arguments` (without the program name), runs the command in
+    /// `context` and returns the exit status; everything is printed through
+    /// `context`. Tests call this to run loopctl in-process.
+    public static func execute(_ arguments: [String], in context: CommandContext) -> ExitStatus {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(arguments)
+        } catch {
+            return report(error, in: context)
+        }
+        if let client = command as? any ClientCommand {
+            return client.perform(in: context)
+        }
+        // Only the root itself is left: with no subcommand it shows help.
+        do {
+            var root = command
+            try root.run()
+            return .ok
+        } catch {
+            return report(error, in: context)
+        }
+    }
+
+    /// Prints ArgumentParser's message for `error` (help on stdout, errors on
+    /// stderr) and maps its exit code: success stays 0, every usage error is 2.
+    private static func report(_ error: any Error, in context: CommandContext) -> ExitStatus {
+        let message = fullMessage(for: error)
+        let code = exitCode(for: error)
+        if code == .success {
+            context.standardOutput(message.isEmpty ? "" : message + "\n")
+            return .ok
+        }
+        context.standardError(message.isEmpty ? "" : message + "\n")
+        if let known = ExitStatus(rawValue: code.rawValue), known != .ok { return known }
+        return .usage
+    }
+}

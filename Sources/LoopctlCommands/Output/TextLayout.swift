@@ -1,0 +1,69 @@
+import LoopdProtocol
+
+/// The few shapes loopctl prints: aligned key/value lines and tables.
+enum TextLayout {
+    /// `key  value` lines with the values in one column.
+    static func pairs(_ rows: [(String, String)]) -> String {
+        let width = rows.map { $0.0.count }.max() ?? 0
+        var out = ""
+        for (key, value) in rows {
+            out += pad(key, to: width) + "  " + value + "\n"
+        }
+        return out
+    }
+
+    /// Column alignment in a table.
+    enum Alignment { case left, right }
+
+    /// A table with a header row; columns two spaces apart, no trailing blanks.
+    static func table(header: [String], alignments: [Alignment], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        var out = ""
+        for row in all {
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                if column > 0 { line += "  " }
+                let last = column == row.count - 1
+                switch alignments[column] {
+                case .left: line += last ? cell : pad(cell, to: widths[column])
+                case .right: line += String(repeating: " ", count: widths[column] - cell.count) + cell
+                }
+            }
+            out += line + "\n"
+        }
+        return out
+    }
+
+    /// A JSON value as a person reads it: strings bare, booleans yes/no,
+    /// null as "-", an error object as "code: message", the rest compact JSON.
+    static func display(_ value: JSON) -> String {
+        switch value {
+        case .null: return "-"
+        case .bool(let b): return b ? "yes" : "no"
+        case .string(let s): return s
+        case .integer(let n): return String(n)
+        case .object where value["code"]?.stringValue != nil && value["message"]?.stringValue != nil:
+            return "\(value["code"]?.stringValue ?? ""): \(value["message"]?.stringValue ?? "")"
+        default: return value.serialized()
+        }
+    }
+
+    /// Every member of a reply but `id` and `ok`, as aligned pairs.
+    static func fields(of reply: JSON, except skipped: Set<String> = []) -> String {
+        guard case .object(let members) = reply else { return "" }
+        return pairs(members.filter { $0.0 != "id" && $0.0 != "ok" && !skipped.contains($0.0) }.map { ($0.0, display($0.1)) })
+    }
+
+    private static func pad(_ s: String, to width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+}
+
+extension Reply {
+    /// A string member every `ok` reply of this op carries.
+    func requiredString(_ key: String) throws(ClientError) -> String {
+        guard let s = json[key]?.stringValue else { throw .protocol("reply lacks the string \"\(key)\": \(line)") }
+        return s
+    }
+}

@@ -1,0 +1,68 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// How a job ended, as its action reports it.
+public enum ActionOutcome: Sendable, Equatable {
+    /// It succeeded with this result object.
+    case success(JSON)
+    /// It failed; `result` carries what it produced before failing.
+    case failure(ProtocolError, result: JSON)
+}
+
+/// An action a job can name. Embedders register their own with
+/// `Daemon.register(action:named:)`.
+///
+/// `start` runs on the worker's thread and must not block it: an action
+/// that waits (for a child, a delay, I/O) adds sources or timers to
+/// `context.loop` and calls `context.complete` when done. The worker runs
+/// its next job only after `complete`.
+public protocol JobAction: Sendable {
+    /// Checks the client's arguments before the job is accepted; throw a
+    /// `bad_request` to refuse them.
+    func validate(args: [String]) throws(ProtocolError)
+    /// Starts the job.
+    func start(_ context: ActionContext)
+    /// The timeout applied when the job names none; nil: no timeout.
+    var defaultTimeoutMs: Int64? { get }
+}
+
+extension JobAction {
+    public func validate(args: [String]) throws(ProtocolError) {}
+    public var defaultTimeoutMs: Int64? { nil }
+}
+
+/// One running job, as its action sees it. Worker thread only.
+public final class ActionContext: @unchecked Sendable {
+    /// The job's id.
+    public let jobID: String
+    /// The client's arguments.
+    public let args: [String]
+    /// The worker's loop: add sources and timers here.
+    public let loop: Loop
+    /// The worker's name.
+    public let workerName: String
+    /// Called when the job's timeout passes. An action that can stop its
+    /// work early sets it and later completes with a `timeout` failure;
+    /// without it, the job is failed with `timeout` at once.
+    public var onTimeout: (() -> Void)?
+    private let finish: (ActionOutcome) -> Void
+    /// Whether `complete` was called.
+    public private(set) var isComplete = false
+
+    init(jobID: String, args: [String], loop: Loop, workerName: String, finish: @escaping (ActionOutcome) -> Void) {
+        self.jobID = jobID
+        self.args = args
+        self.loop = loop
+        self.workerName = workerName
+        self.finish = finish
+    }
+
+    /// Ends the job. Later calls are ignored (a late completion after a
+    /// timeout, say).
+    public func complete(_ outcome: ActionOutcome) {
+        guard !isComplete else { return }
+        isComplete = true
+        onTimeout = nil
+        finish(outcome)
+    }
+}

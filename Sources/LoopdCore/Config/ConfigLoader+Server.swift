@@ -1,0 +1,101 @@
+/// The flat sections: `[server]`, `[limits]`, `[journal]`.
+extension ConfigLoader {
+    static func readServer(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Server {
+        try t.rejectUnknownKeys(allowed: [
+            "socket", "socket_mode", "socket_group", "state_dir", "debug_actions",
+            "stall_threshold_ms", "shutdown_grace_ms",
+        ])
+        var s = DaemonConfig.Server()
+        if let path = try t.string("socket") {
+            guard path.utf8.count <= ConfigRanges.socketPathMaxBytes else {
+                throw t.invalid(
+                    "socket",
+                    "a Unix socket path must be at most \(ConfigRanges.socketPathMaxBytes) bytes, got \(path.utf8.count)")
+            }
+            s.socketPath = path
+        }
+        if t.has("socket_mode") { s.socketMode = try readSocketMode(t) }
+        if let group = try t.string("socket_group") {
+            s.socketGroup = group
+            s.socketGroupID = try resolveGroup(group, in: t, at: "socket_group")
+        }
+        if let dir = try t.string("state_dir") { s.stateDirectory = dir }
+        if let debug = try t.bool("debug_actions") { s.debugActions = debug }
+        if let ms = try t.int("stall_threshold_ms", in: ConfigRanges.stallThresholdMs) { s.stallThresholdMs = ms }
+        if let ms = try t.int("shutdown_grace_ms", in: ConfigRanges.shutdownGraceMs) { s.shutdownGraceMs = ms }
+        return s
+    }
+
+    /// `socket_mode` is a quoted octal string: a bare TOML integer 660 would
+    /// be decimal (0o1224), and TOML forbids the leading zero of "0660".
+    static func readSocketMode(_ t: ConfigTable) throws(ConfigError) -> UInt32 {
+        let expected = "must be an octal string between \"0000\" and \"0777\" such as \"0660\""
+        if let value = t.table["socket_mode"], value.type != .string {
+            throw t.invalid("socket_mode", "\(expected), got \(t.describe(value)) (write it quoted)")
+        }
+        let text = try t.string("socket_mode", nonEmpty: false) ?? ""
+        guard text.count <= 4, text.allSatisfy({ ("0"..."7").contains($0) }),
+              let mode = UInt32(text, radix: 8), mode <= 0o777
+        else {
+            throw t.invalid("socket_mode", "\(expected), got \(ConfigTable.quote(text, document: t.document))")
+        }
+        return mode
+    }
+
+    static func readLimits(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Limits {
+        try t.rejectUnknownKeys(allowed: [
+            "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
+        ])
+        var l = DaemonConfig.Limits()
+        if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
+        if let n = try t.intValue("max_connections", in: ConfigRanges.maxConnections) { l.maxConnections = n }
+        if let n = try t.intValue("max_queued_jobs_per_worker", in: ConfigRanges.maxQueuedJobsPerWorker) {
+            l.maxQueuedJobsPerWorker = n
+        }
+        if let n = try t.intValue("max_pending_reply_bytes", in: ConfigRanges.maxPendingReplyBytes) {
+            l.maxPendingReplyBytes = n
+        }
+        return l
+    }
+
+    static func readJournal(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Journal {
+        try t.rejectUnknownKeys(allowed: ["fsync", "retention_seconds"])
+        var j = DaemonConfig.Journal()
+        if let sync = try t.bool("fsync") { j.fsync = sync }
+        if let s = try t.int("retention_seconds", in: ConfigRanges.retentionSeconds) { j.retentionSeconds = s }
+        return j
+    }
+
+    /// A group name resolved through the group database; `key` (and `index`,
+    /// for an array element) locate it for errors.
+    static func resolveGroup(
+        _ name: String, in t: ConfigTable, at key: String, index: Int? = nil
+    ) throws(ConfigError) -> UInt32 {
+        switch ConfigSystemCalls.gid(ofGroup: name) {
+        case .success(let gid): return gid
+        case .failure(let failure): throw lookupError(failure, "group", name, in: t, at: key, index: index)
+        }
+    }
+
+    /// A user name resolved through the password database.
+    static func resolveUser(
+        _ name: String, in t: ConfigTable, at key: String, index: Int? = nil
+    ) throws(ConfigError) -> UInt32 {
+        switch ConfigSystemCalls.uid(ofUser: name) {
+        case .success(let uid): return uid
+        case .failure(let failure): throw lookupError(failure, "user", name, in: t, at: key, index: index)
+        }
+    }
+
+    private static func lookupError(
+        _ failure: ConfigSystemCalls.Failure, _ kind: String, _ name: String, in t: ConfigTable, at key: String,
+        index: Int?
+    ) -> ConfigError {
+        let quoted = ConfigTable.quote(name, document: t.document)
+        let message = switch failure {
+        case .notFound: "no \(kind) named \(quoted)"
+        case .failed(let code): "cannot look up \(kind) \(quoted): \(ConfigSystemCalls.describe(errno: code))"
+        }
+        return index.map { t.invalid(key, at: $0, message) } ?? t.invalid(key, message)
+    }
+}

@@ -1,0 +1,59 @@
+/// `[[workers]]`: at least one, names unique and usable on a command line.
+extension ConfigLoader {
+    static func readWorkers(_ root: ConfigTable) throws(ConfigError) -> [DaemonConfig.Worker] {
+        guard let tables = try root.tables("workers") else {
+            throw root.invalid("workers", "at least one [[workers]] table is required")
+        }
+        guard ConfigRanges.workerCount.contains(tables.count) else {
+            throw root.invalid(
+                "workers",
+                "must declare between \(ConfigRanges.workerCount.lowerBound) and \(ConfigRanges.workerCount.upperBound) workers, got \(tables.count)"
+            )
+        }
+        var workers: [DaemonConfig.Worker] = []
+        var firstIndex: [String: Int] = [:]
+        for (index, t) in tables.enumerated() {
+            try t.rejectUnknownKeys(allowed: ["name", "mode"])
+            guard let name = try t.string("name", nonEmpty: false) else {
+                throw t.invalid("name", "required")
+            }
+            try checkName(name, in: t, at: "name", what: "worker names")
+            // `"any"` is the placement target "least loaded worker" in `submit`.
+            guard name != "any" else {
+                throw t.invalid("name", "\"any\" is reserved (submit --worker any picks the least loaded worker)")
+            }
+            if let earlier = firstIndex[name] {
+                throw t.invalid("name", "duplicate worker name \"\(name)\" (also workers[\(earlier)])")
+            }
+            firstIndex[name] = index
+            var worker = DaemonConfig.Worker(name: name)
+            if let mode = try t.string("mode", nonEmpty: false) {
+                try checkName(mode, in: t, at: "mode", what: "mode names")
+                // A loop can only run in a real mode; `common` stands for a set of them.
+                guard mode != "common" else {
+                    throw t.invalid("mode", "\"common\" is the pseudo-mode for all common modes; a worker cannot run in it")
+                }
+                worker.mode = mode
+            }
+            workers.append(worker)
+        }
+        return workers
+    }
+
+    /// Worker, mode and action names travel in JSON, journald fields and
+    /// command lines, so they are kept to a shell- and log-safe alphabet.
+    static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+            }
+    }
+
+    static func checkName(_ name: String, in t: ConfigTable, at key: String, what: String) throws(ConfigError) {
+        guard isValidName(name) else {
+            throw t.invalid(
+                key, "\(what) must be 1 to 64 of A-Z a-z 0-9 _ . -, got \(ConfigTable.quote(name, document: t.document))")
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// The accepted range of every numeric setting, in one place so the loader,
+/// the tests and `Config/loopd.toml` agree. The bounds are sanity limits: wide
+/// enough for any real deployment, narrow enough to catch a slipped digit or
+/// a value in the wrong unit (seconds written into a `_ms` key).
+enum ConfigRanges {
+    /// A socket path must fit `sockaddr_un.sun_path` (108 bytes with its NUL).
+    static let socketPathMaxBytes = 107
+    static let stallThresholdMs: ClosedRange<Int64> = 100...3_600_000
+    /// 0 is allowed: do not wait for running jobs at all.
+    static let shutdownGraceMs: ClosedRange<Int64> = 0...3_600_000
+
+    /// Below 256 bytes not even a small `submit` fits.
+    static let maxLineBytes: ClosedRange<Int64> = 256...16_777_216
+    static let maxConnections: ClosedRange<Int64> = 1...100_000
+    static let maxQueuedJobsPerWorker: ClosedRange<Int64> = 1...10_000_000
+    static let maxPendingReplyBytes: ClosedRange<Int64> = 4_096...1_073_741_824
+
+    /// 0 is allowed: finished durable jobs are forgotten at once.
+    static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000
+
+    /// Each worker is a resident thread.
+    static let workerCount: ClosedRange<Int> = 1...256
+
+    static let maxClientArgs: ClosedRange<Int64> = 0...256
+    static let timeoutMs: ClosedRange<Int64> = 1...86_400_000
+    static let killGraceMs: ClosedRange<Int64> = 1...600_000
+    /// 0 is allowed: run the program for its exit status only.
+    static let outputCapBytes: ClosedRange<Int64> = 0...16_777_216
+    /// uid_t/gid_t without (uid_t)-1, which the kernel uses for "no id".
+    static let accountID: ClosedRange<Int64> = 0...4_294_967_294
+}

@@ -1,0 +1,120 @@
+/// Everything loopd reads from its configuration file (Config/loopd.toml),
+/// validated: a value of this type is always usable as it is.
+public struct DaemonConfig: Sendable, Equatable {
+    /// `[server]`
+    public var server = Server()
+    /// `[limits]`
+    public var limits = Limits()
+    /// `[journal]`
+    public var journal = Journal()
+    /// `[[workers]]`, in file order; at least one, names unique.
+    public var workers: [Worker] = [Worker(name: "w1")]
+    /// `[actions.NAME]`: policies for built-in actions and the declared `exec` actions.
+    /// An action without an entry follows the default policy (see `permits(action:uid:gid:supplementaryGroups:daemonUID:)`).
+    public var actions: [String: Action] = [:]
+
+    /// The defaults every key documents (one worker, `w1`); `ConfigLoader` starts from these.
+    public init() {}
+
+    public struct Server: Sendable, Equatable {
+        /// `socket`: the Unix socket path (relative paths are relative to the working directory).
+        public var socketPath = "loopd.sock"
+        /// `socket_mode`: permission bits of the socket node, as an octal string in the file ("0660").
+        public var socketMode: UInt32 = 0o660
+        /// `socket_group`: group owning the socket node; nil keeps the daemon's group.
+        public var socketGroup: String?
+        /// The gid `socket_group` resolved to when the config was loaded; nil when `socketGroup` is nil.
+        public var socketGroupID: UInt32?
+        /// `state_dir`: where the journal lives.
+        public var stateDirectory = "state"
+        /// `debug_actions`: enables `stall` (blocks a worker, for watchdog tests).
+        public var debugActions = false
+        /// `stall_threshold_ms`: a worker busy in one callout longer than this is stalled.
+        public var stallThresholdMs: Int64 = 10_000
+        /// `shutdown_grace_ms`: how long SIGTERM waits for running jobs.
+        public var shutdownGraceMs: Int64 = 10_000
+        /// The documented defaults.
+        public init() {}
+    }
+
+    public struct Limits: Sendable, Equatable {
+        /// `max_line_bytes`: longest request line; a longer one closes the connection with `too_large`.
+        public var maxLineBytes = 65_536
+        /// `max_connections`: connections beyond this are refused with `busy`.
+        public var maxConnections = 1024
+        /// `max_queued_jobs_per_worker`: submits beyond this get `queue_full`.
+        public var maxQueuedJobsPerWorker = 100_000
+        /// `max_pending_reply_bytes`: a connection whose unread replies exceed this stops being read (backpressure).
+        public var maxPendingReplyBytes = 1_048_576
+        /// The documented defaults.
+        public init() {}
+    }
+
+    public struct Journal: Sendable, Equatable {
+        /// `fsync`: sync each group commit to disk (turn off only for tests).
+        public var fsync = true
+        /// `retention_seconds`: how long finished durable jobs stay queryable.
+        public var retentionSeconds: Int64 = 86_400
+        /// The documented defaults.
+        public init() {}
+    }
+
+    /// One `[[workers]]` entry: a resident thread running jobs one at a time.
+    public struct Worker: Sendable, Equatable {
+        /// `name`: unique, used by `submit --worker` and `mode`.
+        public var name: String
+        /// `mode`: the run mode the worker starts in ("default" is `Loop.Mode.default`).
+        public var mode = "default"
+        /// A worker named `name` starting in `mode`.
+        public init(name: String, mode: String = "default") {
+            self.name = name
+            self.mode = mode
+        }
+    }
+
+    /// Who may run an action, and for `exec` actions what runs.
+    ///
+    /// The allow lists replace the action's default policy only when at least
+    /// one of them is present in the file; see `DaemonConfig.permits(action:uid:gid:supplementaryGroups:daemonUID:)`.
+    public struct Action: Sendable, Equatable {
+        /// `allow_users`: uids (integers, or user names resolved at load) allowed;
+        /// nil when the key is absent. `["*"]` sets `allowAnyUser` and leaves this empty.
+        public var allowUsers: [UInt32]? = nil
+        /// True when `allow_users = ["*"]`: every peer that can connect may run the action.
+        public var allowAnyUser = false
+        /// `allow_groups`: gids (integers, or group names resolved at load) allowed;
+        /// nil when the key is absent.
+        public var allowGroups: [UInt32]? = nil
+        /// Present for `exec` actions, nil for the policy table of a built-in action.
+        public var exec: Exec?
+        public init(allowUsers: [UInt32]? = nil, allowAnyUser: Bool = false, allowGroups: [UInt32]? = nil, exec: Exec? = nil) {
+            self.allowUsers = allowUsers
+            self.allowAnyUser = allowAnyUser
+            self.allowGroups = allowGroups
+            self.exec = exec
+        }
+
+        /// True when the file gave this action its own allow lists, replacing the default policy.
+        public var hasExplicitPolicy: Bool { allowAnyUser || allowUsers != nil || allowGroups != nil }
+    }
+
+    /// What an `exec` action runs: the keys of its `[actions.NAME]` table besides the allow lists.
+    public struct Exec: Sendable, Equatable {
+        /// `argv`: the fixed program and arguments; argv[0] is an absolute path. Never a shell.
+        public var argv: [String]
+        /// `max_client_args`: how many client arguments may follow argv (0: none).
+        public var maxClientArgs = 0
+        /// `env`: the child's whole environment (nothing is inherited from the daemon).
+        public var env: [String: String] = [:]
+        /// `cwd`: the child's working directory.
+        public var cwd = "/"
+        /// `timeout_ms`: SIGTERM after this, then SIGKILL after `kill_grace_ms`.
+        public var timeoutMs: Int64 = 30_000
+        /// `kill_grace_ms`: how long after SIGTERM the child gets before SIGKILL.
+        public var killGraceMs: Int64 = 2_000
+        /// `output_cap_bytes`: stdout and stderr are each kept up to this; the rest is discarded.
+        public var outputCapBytes = 65_536
+        /// An exec of `argv` with the documented defaults for everything else.
+        public init(argv: [String]) { self.argv = argv }
+    }
+}

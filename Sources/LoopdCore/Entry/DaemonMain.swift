@@ -1,0 +1,64 @@
+import Glibc
+
+/// The `loopd` executable's whole behaviour, kept in the library so the
+/// executable is a one-line `main`.
+public enum DaemonMain {
+    static let usage = """
+    usage: loopd [--config PATH] [--check-config]
+
+    Runs the loopd daemon in the foreground.
+      --config PATH    configuration file (default: ./Config/loopd.toml if it exists,
+                       else /etc/loopd/loopd.toml)
+      --check-config   validate the configuration and exit
+    """
+
+    /// The configuration file used when none is named.
+    public static func defaultConfigPath(fileExists: (String) -> Bool = { access($0, R_OK) == 0 }) -> String {
+        fileExists("Config/loopd.toml") ? "Config/loopd.toml" : "/etc/loopd/loopd.toml"
+    }
+
+    /// Parses `arguments` (without the program name), runs, returns the exit status.
+    public static func run(arguments: [String]) -> Int32 {
+        var configPath: String?
+        var checkOnly = false
+        var args = arguments[...]
+        while let a = args.popFirst() {
+            switch a {
+            case "--config":
+                guard let p = args.popFirst() else { return fail("--config needs a path\n\(usage)", status: 2) }
+                configPath = p
+            case "--check-config":
+                checkOnly = true
+            case "-h", "--help":
+                print(usage)
+                return 0
+            default:
+                return fail("unknown argument \(a)\n\(usage)", status: 2)
+            }
+        }
+        let path = configPath ?? defaultConfigPath()
+        let config: DaemonConfig
+        do {
+            config = try ConfigLoader.load(path: path)
+        } catch {
+            return fail("loopd: \(error)", status: 1)
+        }
+        if checkOnly {
+            print("\(path): ok")
+            return 0
+        }
+        let daemon = Daemon(config: config, handleSignals: true)
+        do {
+            try daemon.run()
+        } catch {
+            return fail("loopd: \(error)", status: 1)
+        }
+        return 0
+    }
+
+    private static func fail(_ message: String, status: Int32) -> Int32 {
+        var bytes = Array((message + "\n").utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        return status
+    }
+}

@@ -1,0 +1,87 @@
+import LoopRuntime
+import LoopdProtocol
+import Synchronization
+
+/// One submitted job. Its request data is immutable and shared with the
+/// worker; `phase` is the one field both sides change (with compare-and-swap,
+/// so a cancel and a start can never both win); the rest is main-thread only.
+final class Job: @unchecked Sendable {
+    /// Where the job is, as the worker and `cancel` race over it.
+    enum Phase: UInt8 {
+        case pending = 0, running, cancelled, finished
+    }
+
+    // MARK: immutable, any thread
+    let id: String
+    let request: SubmitRequest
+    let action: any JobAction
+    let worker: Worker
+    let clientUID: UInt32
+    /// The loop modes whose runs may start it (nil: the worker's common modes).
+    let modes: [Loop.Mode]?
+    /// Monotonic nanoseconds at acceptance, for the latency summary.
+    let acceptedAt: UInt64
+    /// Unix milliseconds at submission (kept across a replay).
+    let submittedAtUnixMs: Int64
+
+    // MARK: any thread
+    private let phaseBits = Atomic<UInt8>(Phase.pending.rawValue)
+    /// The delayed request on the worker, for `cancel` (set once, on the main thread, before the job is visible to cancel).
+    nonisolated(unsafe) var delayToken: PerformToken?
+
+    // MARK: main thread only
+    var state: JobState
+    var result: JSON?
+    var error: ProtocolError?
+    /// Requests waiting for the job's end: (connection, request id).
+    var waiters: [(Connection, RequestID?)] = []
+    /// Waiting for its journal record to be committed before it may run.
+    var awaitingCommit = false
+
+    init(id: String, request: SubmitRequest, action: any JobAction, worker: Worker, clientUID: UInt32,
+         acceptedAt: UInt64, submittedAtUnixMs: Int64) {
+        self.id = id
+        self.request = request
+        self.action = action
+        self.worker = worker
+        self.clientUID = clientUID
+        self.acceptedAt = acceptedAt
+        self.submittedAtUnixMs = submittedAtUnixMs
+        self.modes = Job.loopModes(request.mode)
+        self.state = request.delayMs > 0 ? .delayed : .queued
+    }
+
+    /// The loop modes a job of protocol mode `mode` runs in: none given means
+    /// the default mode; "common" means every mode the worker runs.
+    static func loopModes(_ mode: String?) -> [Loop.Mode]? {
+        switch mode {
+        case nil: [.default]
+        case "common": nil
+        case let m?: [Worker.loopMode(m)]
+        }
+    }
+
+    var phase: Phase { Phase(rawValue: phaseBits.load(ordering: .acquiring))! }
+
+    /// Moves `from` → `to`; false if another thread moved it first.
+    func transition(from: Phase, to: Phase) -> Bool {
+        phaseBits.compareExchange(expected: from.rawValue, desired: to.rawValue, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// The state a client sees now.
+    var visibleState: JobState {
+        if state.isFinal { return state }
+        return phase == .running ? .running : state
+    }
+
+    /// The fields describing the job in `submit` and `status` replies.
+    func replyFields(includeDetails: Bool) -> [(String, JSON)] {
+        var f: [(String, JSON)] = [("job", .string(id)), ("state", .string(visibleState.rawValue)), ("worker", .string(worker.name))]
+        if includeDetails {
+            f.append(("action", .string(request.action)))
+            f.append(("durable", .bool(request.durable)))
+        }
+        if let result { f.append(("result", result)) }
+        return f
+    }
+}

@@ -1,0 +1,30 @@
+/// Daemon-wide counters and a latency summary. Main thread only.
+struct Stats {
+    var accepted = 0
+    var completed = 0
+    var failed = 0
+    var cancelled = 0
+    /// The most recent latencies (acceptance to end) in microseconds.
+    private var latencies: [UInt64] = []
+    private var next = 0
+    private var count = 0
+    private let window = 16_384
+
+    mutating func recordLatency(microseconds: UInt64) {
+        count += 1
+        if latencies.count < window {
+            latencies.append(microseconds)
+        } else {
+            latencies[next] = microseconds
+            next = (next + 1) % window
+        }
+    }
+
+    /// p50, p99 and max of the recent window, and the count of all recorded.
+    func latencySummary() -> (count: Int, p50: UInt64, p99: UInt64, max: UInt64) {
+        guard !latencies.isEmpty else { return (count, 0, 0, 0) }
+        let sorted = latencies.sorted()
+        func pick(_ q: Double) -> UInt64 { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
+        return (count, pick(0.5), pick(0.99), sorted[sorted.count - 1])
+    }
+}

@@ -1,0 +1,94 @@
+/// A durable job as the journal keeps it: everything needed to queue it
+/// again after a restart, and nothing about how far it got.
+public struct DurableJob: Sendable, Equatable {
+    /// The daemon-assigned job id (unique across restarts).
+    public var id: String
+    /// The action name (`echo`, an `exec` action, …).
+    public var action: String
+    /// The client's arguments.
+    public var args: [String]
+    /// Where it runs: `"worker:NAME"`, `"any"` or `"key:KEY"`.
+    public var placement: String
+    /// `delay_ms` as submitted.
+    public var delayMs: Int64
+    /// `timeout_ms` as submitted, if any.
+    public var timeoutMs: Int64?
+    /// The run mode it was submitted for, if any.
+    public var mode: String?
+    /// When it was acknowledged, Unix milliseconds.
+    public var submittedAt: Int64
+    /// The submitting client's uid (SO_PEERCRED), so a replay runs with the
+    /// same permission decision.
+    public var clientUID: UInt32
+
+    public init(
+        id: String, action: String, args: [String], placement: String, delayMs: Int64 = 0,
+        timeoutMs: Int64? = nil, mode: String? = nil, submittedAt: Int64, clientUID: UInt32
+    ) {
+        self.id = id
+        self.action = action
+        self.args = args
+        self.placement = placement
+        self.delayMs = delayMs
+        self.timeoutMs = timeoutMs
+        self.mode = mode
+        self.submittedAt = submittedAt
+        self.clientUID = clientUID
+    }
+}
+
+/// The outcome of a durable job, kept queryable for the retention period.
+public struct FinishedJob: Sendable, Equatable {
+    /// The job id.
+    public var id: String
+    /// `completed`, `failed` or `cancelled`.
+    public var state: String
+    /// The job's `result` object, as JSON text (opaque to the journal).
+    public var resultJSON: String
+    /// When it finished, Unix milliseconds; retention counts from here.
+    public var finishedAt: Int64
+
+    public init(id: String, state: String, resultJSON: String, finishedAt: Int64) {
+        self.id = id
+        self.state = state
+        self.resultJSON = resultJSON
+        self.finishedAt = finishedAt
+    }
+}
+
+/// What `JobJournal.init` found on disk.
+public struct JournalRecovery: Sendable, Equatable {
+    /// Acknowledged jobs with no finish record, in submission order: queue
+    /// each again (at-least-once: one may have run before the crash).
+    public var pending: [DurableJob] = []
+    /// Finished jobs still inside the retention period, oldest first.
+    public var finished: [FinishedJob] = []
+    /// Bytes cut from the end of the log: a torn last record (a crash
+    /// mid-write) or a corrupt record and everything after it. 0 normally.
+    public var truncatedBytes = 0
+    /// When more than a torn last record was cut, the side file holding the
+    /// cut bytes for forensics; nil otherwise.
+    public var corruptTailPath: String?
+}
+
+/// Counters for `stats` and tests. All counts are since `init`.
+public struct JournalStats: Sendable, Equatable {
+    /// Committed length of the log file in bytes.
+    public var fileBytes = 0
+    /// Durable jobs acknowledged and not finished.
+    public var liveJobs = 0
+    /// Finished jobs still retained.
+    public var retainedFinished = 0
+    /// Successful commits (each: one write, one fdatasync when fsync is on).
+    public var commits = 0
+    /// Commits that failed and were rolled back.
+    public var failedCommits = 0
+    /// Records made durable by commits.
+    public var records = 0
+    /// `pwrite` calls made by commits (one per commit unless a write was short).
+    public var writeCalls = 0
+    /// `fdatasync` calls made by commits.
+    public var syncCalls = 0
+    /// Completed compactions.
+    public var compactions = 0
+}

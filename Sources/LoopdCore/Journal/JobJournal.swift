@@ -1,0 +1,243 @@
+/// The durable-job journal: an append-only, checksummed log in
+/// `<directory>/journal.log` (format: `JournalRecord`), group-committed.
+///
+/// How the daemon uses it, all on the main loop thread:
+/// 1. `init` once at start; queue every job in `recovered.pending` again.
+/// 2. For a durable submit, `appendSubmitted` (buffers, no I/O) and hold the
+///    acknowledgement. When a durable job ends, `appendFinished`.
+/// 3. From a `.beforeWaiting` observer, once per loop pass: `commit()`. If it
+///    returns, acknowledge every submit appended since the previous commit;
+///    if it throws, answer each of them `journal_unavailable` instead (their
+///    submit records were discarded, so they will not be replayed either).
+///    Then `compactIfNeeded()`.
+///
+/// Durability: `commit` issues one `pwrite` of everything buffered, then one
+/// `fdatasync`, before it returns. A crash at any point leaves a prefix of
+/// the byte stream we wrote, which `init` reads back up to the last whole,
+/// checksummed record; since nothing is acknowledged before its commit
+/// returns, every acknowledged job is inside that prefix.
+///
+/// Concurrency: not thread-safe and not `Sendable`. Only the thread that
+/// runs the daemon's main loop may touch it; no locks are needed because
+/// nothing else does.
+public final class JobJournal {
+    /// The state directory holding the log.
+    public let directory: String
+    /// `<directory>/journal.log`.
+    public let path: String
+    /// What `init` found on disk.
+    public let recovered: JournalRecovery
+
+    let fsyncEnabled: Bool
+    let retentionMs: Int64
+    let compactionThresholdBytes: Int
+    let clock: () -> Int64
+
+    /// The open log; replaced by compaction. Loop thread only.
+    var file: JournalFile
+    /// Length of the log that is committed (written and synced). Appends go here.
+    var committedEnd: Int
+    /// A failed commit may have left bytes past `committedEnd` that could not
+    /// be cut yet; the next commit cuts them before writing.
+    var tailDirty = false
+    /// A compaction's rename is not yet known to be durable; commits retry
+    /// the directory fsync before acknowledging anything written to the new file.
+    var directorySyncPending = false
+    /// Committed live state (see `JournalState`).
+    var state = JournalState()
+    var counters = JournalStats()
+
+    /// Encoded records appended since the last commit, back to back.
+    private var buffer: [UInt8] = []
+    /// The records in `buffer` and where each one's bytes are.
+    private var buffered: [(record: JournalRecord, bytes: Range<Int>)] = []
+    /// A submit appended since the last commit that was too large to encode.
+    private var oversizedSubmit: (id: String, bytes: Int)?
+
+    /// Opens (creating `directory` with mode 0700 and the log if needed) and
+    /// recovers the journal.
+    ///
+    /// - A torn last record (a crash mid-write) is cut off; the count of cut
+    ///   bytes is in `recovered.truncatedBytes`.
+    /// - A bad record with more data after it is treated as the end of the
+    ///   log too (see `JournalScan` for why nothing past it is trusted); the
+    ///   cut bytes are first saved, fsynced, to `recovered.corruptTailPath`
+    ///   so an operator can inspect them.
+    /// - A file whose header is not ours throws `.corrupt` and is left alone.
+    ///
+    /// - Parameters:
+    ///   - fsync: sync each commit; off only for tests and benchmarks.
+    ///   - retentionSeconds: how long finished jobs stay queryable.
+    ///   - compactionThresholdBytes: the log is never compacted below this size.
+    ///   - clock: Unix milliseconds; injected by tests.
+    public init(
+        directory: String, fsync: Bool = true, retentionSeconds: Int64,
+        compactionThresholdBytes: Int = 8 << 20,
+        clock: @escaping () -> Int64 = { JobJournal.unixMilliseconds() }
+    ) throws(JournalError) {
+        precondition(retentionSeconds >= 0, "journal retention must not be negative")
+        self.directory = directory
+        path = directory + "/journal.log"
+        fsyncEnabled = fsync
+        retentionMs = retentionSeconds * 1000
+        self.compactionThresholdBytes = compactionThresholdBytes
+        self.clock = clock
+
+        try JournalFile.makeDirectories(directory)
+        // A compaction that crashed before its rename left this half-built
+        // copy; the log itself is still authoritative.
+        try JournalFile.removeIfPresent(path + ".compact")
+        let isEmpty = JournalFile.exists(path) ? try JournalFile.open(path, create: false).size() == 0 : true
+        if isEmpty {
+            _ = try Self.writeSnapshot(JournalRecord.fileHeader, path: path, fsync: fsync)
+            if fsync { try JournalFile.syncDirectory(directory) }
+        }
+        let log = try JournalFile.open(path, create: false)
+        let bytes = try log.read(at: 0, count: try log.size())
+        let scan = try JournalScan(bytes, path: path)
+
+        var recovery = JournalRecovery()
+        if scan.validEnd < bytes.count {
+            recovery.truncatedBytes = bytes.count - scan.validEnd
+            if !scan.tornTailOnly {
+                let side = path + ".corrupt-\(clock())"
+                let sideFile = try JournalFile.open(side, create: true, truncate: true)
+                try sideFile.write(Array(bytes[scan.validEnd...]), at: 0)
+                if fsync { try sideFile.sync() }
+                if fsync { try JournalFile.syncDirectory(directory) }
+                recovery.corruptTailPath = side
+            }
+            try log.truncate(to: scan.validEnd)
+            if fsync { try log.sync() }
+        }
+        var live = JournalState()
+        for (record, size) in scan.records { live.apply(record, size: size) }
+        live.expire(finishedBefore: clock() - retentionSeconds * 1000)
+        recovery.pending = live.pendingJobs()
+        recovery.finished = live.finishedJobs()
+        file = log
+        committedEnd = scan.validEnd
+        state = live
+        recovered = recovery
+    }
+
+    /// Buffers the submit record of `job`; no I/O. The job is durable, and
+    /// may be acknowledged, once the next `commit()` returns. A record over
+    /// `JournalRecord.maxPayloadBytes` makes that commit throw `.recordTooLarge`.
+    public func appendSubmitted(_ job: DurableJob) {
+        do {
+            try append(.submitted(job))
+        } catch {
+            if oversizedSubmit == nil, case let .recordTooLarge(id, bytes) = error {
+                oversizedSubmit = (id, bytes)
+            }
+        }
+    }
+
+    /// Buffers the finish record of `job`; no I/O. Unlike submits, finish
+    /// records survive a failed commit and are retried by the next one:
+    /// losing one only means the job would run again after a crash. A result
+    /// too large for a record is replaced by a short JSON note saying so.
+    public func appendFinished(_ job: FinishedJob) {
+        do {
+            try append(.finished(job))
+        } catch {
+            var stub = job
+            stub.resultJSON = #"{"journal_error":"result of \#(job.resultJSON.utf8.count) bytes too large to journal"}"#
+            try? append(.finished(stub))
+        }
+    }
+
+    private func append(_ record: JournalRecord) throws(JournalError) {
+        let start = buffer.count
+        let size = try record.encode(into: &buffer)
+        buffered.append((record, start..<start + size))
+    }
+
+    /// Whether records are waiting for `commit()`.
+    public var hasUncommitted: Bool { !buffered.isEmpty || oversizedSubmit != nil }
+
+    /// Makes everything appended since the last commit durable with one
+    /// `pwrite` and one `fdatasync`. Does nothing when nothing was appended.
+    ///
+    /// On failure (disk full, I/O error) it throws `.unavailable`, drops the
+    /// buffered submit records (keeping finish records, see `appendFinished`),
+    /// and cuts the file back to the last committed length so no partial
+    /// record is ever followed by good ones. The journal stays usable: a
+    /// later commit succeeds once space returns.
+    public func commit() throws(JournalError) {
+        guard hasUncommitted else { return }
+        if let (id, bytes) = oversizedSubmit {
+            rollBack(truncating: false)
+            throw .recordTooLarge(id: id, bytes: bytes)
+        }
+        do {
+            if directorySyncPending {
+                try JournalFile.syncDirectory(directory)
+                directorySyncPending = false
+            }
+            if tailDirty {
+                try file.truncate(to: committedEnd)
+                tailDirty = false
+            }
+            counters.writeCalls += try file.write(buffer, at: committedEnd)
+            if fsyncEnabled {
+                counters.syncCalls += 1
+                try file.sync()
+            }
+        } catch {
+            rollBack(truncating: true)
+            throw error
+        }
+        committedEnd += buffer.count
+        for (record, bytes) in buffered { state.apply(record, size: bytes.count) }
+        counters.commits += 1
+        counters.records += buffered.count
+        buffer.removeAll(keepingCapacity: true)
+        buffered.removeAll(keepingCapacity: true)
+    }
+
+    /// Undoes a failed commit's effect on the file, best effort: if the cut
+    /// (or its sync) fails too, `tailDirty` makes the next commit redo it
+    /// before writing, and that commit's own sync makes the cut durable.
+    private func rollBack(truncating: Bool) {
+        counters.failedCommits += 1
+        oversizedSubmit = nil
+        if truncating {
+            tailDirty = true
+            if (try? file.truncate(to: committedEnd)) != nil, !fsyncEnabled || (try? file.sync()) != nil {
+                tailDirty = false
+            }
+        }
+        var kept: [UInt8] = []
+        var keptRecords: [(record: JournalRecord, bytes: Range<Int>)] = []
+        for (record, bytes) in buffered {
+            guard case .finished = record else { continue }
+            keptRecords.append((record, kept.count..<kept.count + bytes.count))
+            kept += buffer[bytes]
+        }
+        buffer = kept
+        buffered = keptRecords
+    }
+
+    /// The retained, committed finish of durable job `id`; nil if unknown,
+    /// not yet committed, or past retention.
+    public func finishedStatus(id: String) -> FinishedJob? {
+        guard let job = state.finishedJob(id), job.finishedAt >= clock() - retentionMs else { return nil }
+        return job
+    }
+
+    /// Counters and sizes; see `JournalStats`.
+    public var stats: JournalStats {
+        var stats = counters
+        stats.fileBytes = committedEnd
+        stats.liveJobs = state.pendingCount
+        stats.retainedFinished = state.finishedCount
+        return stats
+    }
+
+    /// The current wall-clock time in Unix milliseconds (the default clock).
+    public static func unixMilliseconds() -> Int64 {
+        JournalFile.unixMilliseconds()
+    }
+}

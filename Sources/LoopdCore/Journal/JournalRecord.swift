@@ -1,0 +1,201 @@
+/// The journal's on-disk format. All integers are little-endian.
+///
+/// ```
+/// file   := header record*
+/// header := "LOOPDJNL" (8 bytes) · version u32 (= 1) · crc32c(first 12 bytes) u32      16 bytes
+/// record := length u32 · crc u32 · type u8 · payload (length bytes)                9 + length bytes
+///           crc = crc32c(length field · type · payload), i.e. every byte but its own
+/// type 1 "submitted" payload := str id · str action · u32 argc · str×argc · str placement
+///                               · i64 delayMs · opt-i64 timeoutMs · opt-str mode
+///                               · i64 submittedAt · u32 clientUID
+/// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
+/// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
+/// ```
+///
+/// The checksum covers the length, so a flipped length bit cannot make the
+/// reader skip to a wrong boundary unnoticed; it covers the type, so a record
+/// cannot change meaning. A binary payload (instead of JSON) keeps encoding
+/// off the hot path and needs no Foundation.
+enum JournalRecord: Equatable {
+    case submitted(DurableJob)
+    case finished(FinishedJob)
+
+    /// Bytes before the payload: length, crc, type.
+    static let headerBytes = 9
+    /// Largest payload accepted: far above any request line loopd accepts,
+    /// and small enough that a garbage length is recognised as garbage.
+    static let maxPayloadBytes = 64 << 20
+
+    /// The file header, written once when the file is created.
+    static let fileHeader: [UInt8] = {
+        var writer = ByteWriter()
+        writer.bytes += Array("LOOPDJNL".utf8)
+        writer.u32(1)
+        writer.u32(CRC32C.checksum(writer.bytes[...]))
+        return writer.bytes
+    }()
+
+    /// The job id the record is about.
+    var id: String {
+        switch self {
+        case let .submitted(job): return job.id
+        case let .finished(job): return job.id
+        }
+    }
+
+    /// Appends this record, framed and checksummed, to `out`; returns its
+    /// size in bytes.
+    @discardableResult
+    func encode(into out: inout [UInt8]) throws(JournalError) -> Int {
+        let start = out.count
+        var writer = ByteWriter()
+        swap(&writer.bytes, &out)  // hand the storage to the writer without a copy
+        writer.u32(0)  // length, patched below
+        writer.u32(0)  // crc, patched below
+        switch self {
+        case let .submitted(job):
+            writer.bytes.append(1)
+            writer.string(job.id)
+            writer.string(job.action)
+            writer.u32(UInt32(job.args.count))
+            for arg in job.args { writer.string(arg) }
+            writer.string(job.placement)
+            writer.i64(job.delayMs)
+            writer.optional(job.timeoutMs) { $0.i64($1) }
+            writer.optional(job.mode) { $0.string($1) }
+            writer.i64(job.submittedAt)
+            writer.u32(job.clientUID)
+        case let .finished(job):
+            writer.bytes.append(2)
+            writer.string(job.id)
+            writer.string(job.state)
+            writer.string(job.resultJSON)
+            writer.i64(job.finishedAt)
+        }
+        swap(&writer.bytes, &out)
+        let length = out.count - start - Self.headerBytes
+        guard length <= Self.maxPayloadBytes else {
+            out.removeLast(out.count - start)
+            throw .recordTooLarge(id: id, bytes: length)
+        }
+        ByteWriter.patch(&out, at: start, UInt32(length))
+        var crc = CRC32C.checksum(out[start..<start + 4])
+        crc = CRC32C.checksum(out[(start + 8)...], continuing: crc)
+        ByteWriter.patch(&out, at: start + 4, crc)
+        return out.count - start
+    }
+
+    /// Decodes a record whose type byte and payload passed the checksum;
+    /// nil when they still do not parse (an unknown type from a newer
+    /// version, or a bug), which recovery treats like a bad checksum.
+    static func decode(type: UInt8, payload: ArraySlice<UInt8>) -> JournalRecord? {
+        var reader = ByteReader(bytes: payload)
+        switch type {
+        case 1:
+            guard let id = reader.string(), let action = reader.string(), let argc = reader.u32(),
+                  argc <= UInt32(payload.count) else { return nil }
+            var args: [String] = []
+            for _ in 0..<argc {
+                guard let arg = reader.string() else { return nil }
+                args.append(arg)
+            }
+            guard let placement = reader.string(), let delay = reader.i64(),
+                  let timeout = reader.optional({ $0.i64() }), let mode = reader.optional({ $0.string() }),
+                  let submittedAt = reader.i64(), let uid = reader.u32(), reader.isAtEnd else { return nil }
+            return .submitted(DurableJob(
+                id: id, action: action, args: args, placement: placement, delayMs: delay,
+                timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid))
+        case 2:
+            guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
+                  let finishedAt = reader.i64(), reader.isAtEnd else { return nil }
+            return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt))
+        default:
+            return nil
+        }
+    }
+}
+
+/// Little-endian serialisation into a byte array.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u32(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func i64(_ value: Int64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            u32(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func optional<T>(_ value: T?, _ body: (inout ByteWriter, T) -> Void) {
+        guard let value else { return bytes.append(0) }
+        bytes.append(1)
+        body(&self, value)
+    }
+
+    /// Overwrites four bytes at `offset` with `value`.
+    static func patch(_ bytes: inout [UInt8], at offset: Int, _ value: UInt32) {
+        for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+    }
+}
+
+/// Little-endian deserialisation; every read returns nil instead of running
+/// past the end, so a malformed payload can never trap.
+struct ByteReader {
+    let bytes: ArraySlice<UInt8>
+    private var position: Int
+
+    init(bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        position = bytes.startIndex
+    }
+
+    var isAtEnd: Bool { position == bytes.endIndex }
+
+    mutating func u32() -> UInt32? {
+        guard bytes.endIndex - position >= 4 else { return nil }
+        defer { position += 4 }
+        return Self.u32(bytes, at: position)
+    }
+
+    mutating func i64() -> Int64? {
+        guard bytes.endIndex - position >= 8 else { return nil }
+        var value: UInt64 = 0
+        for i in 0..<8 { value |= UInt64(bytes[position + i]) << (8 * UInt64(i)) }
+        position += 8
+        return Int64(bitPattern: value)
+    }
+
+    mutating func string() -> String? {
+        guard let count = u32(), UInt64(count) <= UInt64(bytes.endIndex - position) else { return nil }
+        defer { position += Int(count) }
+        return String(decoding: bytes[position..<position + Int(count)], as: UTF8.self)
+    }
+
+    /// Reads an optional: `.some(nil)` for an absent value, nil when malformed.
+    mutating func optional<T>(_ body: (inout ByteReader) -> T?) -> T?? {
+        guard position < bytes.endIndex else { return nil }
+        let flag = bytes[position]
+        position += 1
+        switch flag {
+        case 0: return .some(nil)
+        case 1: return body(&self).map { .some($0) }
+        default: return nil
+        }
+    }
+
+    /// The little-endian u32 at `offset` of `bytes` (caller checked bounds).
+    static func u32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for i in 0..<4 { value |= UInt32(bytes[offset + i]) << (8 * UInt32(i)) }
+        return value
+    }
+}

@@ -1,0 +1,21 @@
+import Glibc
+
+/// The daemon's own uid.
+func currentUID() -> UInt32 { getuid() }
+
+/// The process id.
+func currentPID() -> Int32 { getpid() }
+
+/// Wall-clock Unix time in milliseconds.
+func unixMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
+/// Monotonic nanoseconds.
+func monotonicNow() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

@@ -1,0 +1,153 @@
+import CLoopShims
+import Glibc
+
+/// The daemon's Unix-socket calls, and nothing else of the kernel's: every
+/// descriptor is CLOEXEC and NONBLOCK from birth.
+enum UnixSocket {
+    /// Who is on the other end of a connection (SO_PEERCRED).
+    struct Peer: Sendable, Equatable {
+        var pid: Int32
+        var uid: UInt32
+        var gid: UInt32
+    }
+
+    private static func address(_ path: String) throws(SystemError) -> (sockaddr_un, socklen_t) {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw SystemError("bind", errno: ENAMETOOLONG, detail: path)
+        }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let len = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        return (addr, len)
+    }
+
+    private static func streamSocket() throws(SystemError) -> Int32 {
+        try retrying("socket") {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+    }
+
+    /// Binds and listens on `path`. A stale node (nobody accepting) is
+    /// replaced; a live one means another daemon runs there: EADDRINUSE.
+    static func listen(path: String, mode: UInt32, group: UInt32?, backlog: Int32 = 1024) throws(SystemError) -> Int32 {
+        let fd = try streamSocket()
+        var (addr, len) = try address(path)
+        func bindOnce() -> Int32 {
+            withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        }
+        if bindOnce() == -1 {
+            let e = errno
+            guard e == EADDRINUSE, !isAlive(path: path) else {
+                close(fd)
+                throw SystemError("bind", errno: e, detail: path)
+            }
+            unlink(path)
+            if bindOnce() == -1 {
+                let e2 = errno
+                close(fd)
+                throw SystemError("bind", errno: e2, detail: path)
+            }
+        }
+        if let group, chown(path, UInt32.max, group) == -1 {
+            let e = errno
+            close(fd)
+            throw SystemError("chown", errno: e, detail: path)
+        }
+        if chmod(path, mode_t(mode)) == -1 {
+            let e = errno
+            close(fd)
+            throw SystemError("chmod", errno: e, detail: path)
+        }
+        if Glibc.listen(fd, backlog) == -1 {
+            let e = errno
+            close(fd)
+            throw SystemError("listen", errno: e, detail: path)
+        }
+        return fd
+    }
+
+    /// Whether something accepts connections at `path`.
+    static func isAlive(path: String) -> Bool {
+        guard let fd = try? connect(path: path, nonBlocking: false) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// Connects to `path` (blocking unless asked otherwise).
+    static func connect(path: String, nonBlocking: Bool = true) throws(SystemError) -> Int32 {
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let fd = try retrying("socket") { socket(AF_UNIX, flags, 0) }
+        var (addr, len) = try address(path)
+        let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, len) } }
+        if r == -1 && errno != EINPROGRESS {
+            let e = errno
+            close(fd)
+            throw SystemError("connect", errno: e, detail: path)
+        }
+        return fd
+    }
+
+    /// Accepts one connection; nil when none is pending.
+    static func accept(_ listener: Int32) throws(SystemError) -> Int32? {
+        while true {
+            let fd = cloop_accept4(listener, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            if fd >= 0 { return fd }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, ECONNABORTED: return nil
+            case let e: throw SystemError("accept4", errno: e)
+            }
+        }
+    }
+
+    static func peer(_ fd: Int32) -> Peer? {
+        var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+        guard cloop_peercred(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return Peer(pid: pid, uid: uid, gid: gid)
+    }
+
+    /// Outcome of a non-blocking read.
+    enum ReadResult {
+        case bytes(Int)
+        case wouldBlock
+        case endOfFile
+        case failed(Int32)
+    }
+
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .endOfFile }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return .wouldBlock
+            case let e: return .failed(e)
+            }
+        }
+    }
+
+    /// Writes what the socket takes now; returns the count, 0 if it would
+    /// block, or the errno of a dead peer. Never raises SIGPIPE.
+    static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemError> {
+        while true {
+            let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if n >= 0 { return .success(n) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return .success(0)
+            case let e: return .failure(SystemError("send", errno: e))
+            }
+        }
+    }
+
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    static func unlink(_ path: String) { _ = Glibc.unlink(path) }
+}

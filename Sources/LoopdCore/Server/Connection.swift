@@ -1,0 +1,156 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// One client connection on the main loop: a descriptor source, a line
+/// framer and an output buffer. Main thread only.
+///
+/// Replies are buffered and flushed once per batch; while more than the
+/// configured amount of replies waits unread, the connection stops reading
+/// requests (backpressure) instead of buffering without bound.
+final class Connection: @unchecked Sendable {
+    enum State {
+        /// Reading requests and writing replies.
+        case open
+        /// No more requests will be read (the peer shut its side, or a
+        /// framing error): replies still pending are written, then it closes.
+        case draining
+        case closed
+    }
+
+    let id: Int
+    let fd: Int32
+    let peer: UnixSocket.Peer
+    private(set) var state = State.open
+    private var source: LoopFileDescriptorSource?
+    private var framer: LineFramer
+    private var output: [UInt8] = []
+    private var outputStart = 0
+    /// Requests answered later (jobs with `wait`).
+    var pendingReplies = 0
+    private let maxPendingBytes: Int
+    private var readPaused = false
+    private unowned let server: Server
+
+    init(id: Int, fd: Int32, peer: UnixSocket.Peer, server: Server, limits: DaemonConfig.Limits) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.server = server
+        self.framer = LineFramer(maxLineBytes: limits.maxLineBytes)
+        self.maxPendingBytes = limits.maxPendingReplyBytes
+    }
+
+    /// Starts watching the descriptor on `loop`.
+    func attach(to loop: Loop) {
+        let s = LoopFileDescriptorSource(fileDescriptor: fd, interest: .readable) { [unowned self] readiness in
+            self.handle(readiness)
+        }
+        source = s
+        loop.add(s, forMode: .default)
+    }
+
+    var unsentBytes: Int { output.count - outputStart }
+
+    private func handle(_ readiness: LoopFileDescriptorSource.Readiness) {
+        if readiness.writable || (readiness.hangup && unsentBytes > 0) { flush() }
+        if state == .open && !readPaused && (readiness.readable || readiness.hangup) { readRequests() }
+        closeIfDone()
+    }
+
+    /// Reads what is there (a bounded amount, to stay fair to other clients:
+    /// the level-triggered source calls again) and handles each line.
+    private func readRequests() {
+        for _ in 0..<8 {
+            guard state == .open, !readPaused else { return }
+            let result = server.readBuffer.withUnsafeMutableBytes { UnixSocket.read(fd, into: $0) }
+            switch result {
+            case .bytes(let n):
+                let outcome = server.readBuffer.withUnsafeBytes { raw in
+                    framer.append(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line in
+                        server.handleLine(line, from: self)
+                    }
+                }
+                if outcome == .lineTooLong {
+                    send(Response.error(id: nil, ProtocolError(.tooLarge, "request line longer than \(framer.maxLineBytes) bytes; closing the connection")))
+                    stopReading()
+                    return
+                }
+                if n < server.readBuffer.count { return }
+            case .wouldBlock:
+                return
+            case .endOfFile:
+                stopReading()
+                return
+            case .failed:
+                close()
+                return
+            }
+        }
+    }
+
+    /// Queues a reply line; written at the end of the current batch.
+    func send(_ line: String) {
+        guard state != .closed else { return }
+        var line = line
+        line.withUTF8 { output.append(contentsOf: $0) }
+        server.scheduleFlush(self)
+        if unsentBytes > maxPendingBytes && !readPaused {
+            readPaused = true
+            updateInterest()
+        }
+    }
+
+    /// Writes as much of the buffer as the socket takes.
+    func flush() {
+        guard state != .closed, unsentBytes > 0 else { return }
+        let result = output.withUnsafeBytes { raw in
+            UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
+        }
+        switch result {
+        case .success(let n):
+            outputStart += n
+            if outputStart == output.count {
+                output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+                outputStart = 0
+            } else if outputStart > 1 << 16 {
+                output.removeFirst(outputStart)
+                outputStart = 0
+            }
+        case .failure:
+            // The peer is gone: its jobs go on; their replies have nowhere to go.
+            close()
+            return
+        }
+        if readPaused && unsentBytes <= maxPendingBytes / 2 { readPaused = false }
+        updateInterest()
+        closeIfDone()
+    }
+
+    private func updateInterest() {
+        guard state != .closed else { return }
+        var interest: IOInterest = []
+        if state == .open && !readPaused { interest.insert(.readable) }
+        if unsentBytes > 0 { interest.insert(.writable) }
+        source?.interest = interest
+    }
+
+    private func stopReading() {
+        if state == .open { state = .draining }
+        updateInterest()
+    }
+
+    /// Closes a draining connection once nothing is owed to it any more.
+    func closeIfDone() {
+        if state == .draining && unsentBytes == 0 && pendingReplies == 0 { close() }
+    }
+
+    func close() {
+        guard state != .closed else { return }
+        state = .closed
+        source?.invalidate()
+        source = nil
+        UnixSocket.close(fd)
+        output = []
+        server.connectionClosed(self)
+    }
+}

@@ -1,0 +1,142 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// A job's life on the main thread: acceptance, the journal, the hand-over
+/// to its worker, its end and the replies it owes. Main thread only.
+extension Server {
+    func submit(_ s: SubmitRequest, id: RequestID?, from c: Connection) {
+        do {
+            let job = try accept(s, uid: c.peer.uid, gid: c.peer.gid, jobID: nil, submittedAt: unixMilliseconds())
+            if s.wait {
+                job.waiters.append((c, id))
+                c.pendingReplies += 1
+            }
+            if s.durable {
+                awaitingCommit.append((job, s.wait ? nil : c, id))
+            } else {
+                job.worker.dispatch(job)
+                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
+            }
+        } catch {
+            c.send(Response.error(id: id, error))
+        }
+    }
+
+    /// Checks and records a job. Durable jobs are appended to the journal
+    /// and dispatched after the commit that makes them durable.
+    @discardableResult
+    func accept(_ s: SubmitRequest, uid: UInt32, gid: UInt32, jobID: String?, submittedAt: Int64) throws(ProtocolError) -> Job {
+        guard state == .running else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
+        guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
+        guard config.permits(action: s.action, uid: uid, gid: gid, daemonUID: daemonUID) else {
+            throw ProtocolError(.forbidden, "uid \(uid) may not run action \"\(s.action)\"")
+        }
+        try action.validate(args: s.args)
+        let worker = try worker(for: s.placement)
+        guard worker.outstanding < config.limits.maxQueuedJobsPerWorker else {
+            throw ProtocolError(.queueFull, "worker \(worker.name) has \(worker.outstanding) jobs queued, the limit")
+        }
+        if s.durable && journal == nil {
+            throw ProtocolError(.journalUnavailable, "the journal is not open")
+        }
+        let job = Job(id: jobID ?? nextJobID(), request: s, action: action, worker: worker, clientUID: uid,
+                      acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt)
+        jobs[job.id] = job
+        worker.outstanding += 1
+        stats.accepted += 1
+        if s.durable, jobID == nil {
+            journal?.appendSubmitted(DurableJob(job))
+            job.awaitingCommit = true
+        }
+        return job
+    }
+
+    /// Called by the `.beforeWaiting` observer: commits every record
+    /// appended during this pass with one write and one fsync, then releases
+    /// the durable jobs it covered.
+    func commitJournal() {
+        guard let journal, journal.hasUncommitted else { return }
+        let batch = awaitingCommit
+        awaitingCommit.removeAll(keepingCapacity: true)
+        do {
+            try journal.commit()
+            for (job, connection, id) in batch where job.awaitingCommit {
+                job.awaitingCommit = false
+                job.worker.dispatch(job)
+                connection?.send(Response.ok(id: id, job.replyFields(includeDetails: false)))
+            }
+        } catch {
+            log(.error, "journal commit failed: \(error)")
+            for (job, connection, id) in batch where job.awaitingCommit {
+                job.awaitingCommit = false
+                _ = job.transition(from: .pending, to: .cancelled)
+                let failure = ProtocolError(.journalUnavailable, "the job could not be made durable: \(error)")
+                connection?.send(Response.error(id: id, failure))
+                finish(job, .failure(failure, result: .object([])), state: .failed, journaled: false)
+            }
+        }
+    }
+
+    /// A worker reports a job's end.
+    func jobFinished(_ job: Job, _ outcome: ActionOutcome) {
+        let state: JobState
+        if case .success = outcome { state = .completed } else { state = .failed }
+        finish(job, outcome, state: state)
+    }
+
+    /// Records a job's end, answers whoever waits for it, and journals it.
+    func finish(_ job: Job, _ outcome: ActionOutcome, state: JobState, journaled: Bool = true) {
+        guard !job.state.isFinal else { return }
+        job.state = state
+        switch outcome {
+        case .success(let result):
+            job.result = result
+            stats.completed += 1
+        case .failure(let e, let result):
+            job.result = result
+            job.error = e
+            if state == .cancelled { stats.cancelled += 1 } else { stats.failed += 1 }
+        }
+        let worker = job.worker
+        worker.outstanding -= 1
+        if state != .cancelled { worker.finished += 1 }
+        let micros = (monotonicNow() &- job.acceptedAt) / 1000
+        stats.recordLatency(microseconds: micros)
+        if job.request.durable && journaled {
+            journal?.appendFinished(FinishedJob(id: job.id, state: state.rawValue,
+                                                resultJSON: (job.result ?? .object([])).serialized(),
+                                                finishedAt: unixMilliseconds()))
+        }
+        if state == .failed {
+            log(.warning, "job \(job.id) failed: \(job.error?.message ?? "")",
+                [(.jobID, job.id), (.worker, worker.name), (.action, job.request.action),
+                 (.durationUsec, String(micros)), (.result, job.error?.code.rawValue ?? "failed"), (.clientUID, String(job.clientUID))])
+        }
+        for (c, id) in job.waiters {
+            c.pendingReplies -= 1
+            var fields = job.replyFields(includeDetails: false)
+            if let e = job.error {
+                c.send(Response.error(id: id, e, fields))
+            } else {
+                fields.removeAll { $0.0 == "id" }
+                c.send(Response.ok(id: id, fields))
+            }
+            c.closeIfDone()
+        }
+        job.waiters = []
+        retire(job)
+    }
+
+    /// Keeps finished jobs queryable, up to a bound; durable ones stay in the journal.
+    private func retire(_ job: Job) {
+        finishedOrder.append(job.id)
+        if finishedOrder.count - finishedHead > Server.retainedFinishedJobs {
+            jobs[finishedOrder[finishedHead]] = nil
+            finishedHead += 1
+            if finishedHead > Server.retainedFinishedJobs {
+                finishedOrder.removeFirst(finishedHead)
+                finishedHead = 0
+            }
+        }
+    }
+}

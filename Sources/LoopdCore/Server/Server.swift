@@ -1,0 +1,138 @@
+import LoopRuntime
+import LoopdProtocol
+import Synchronization
+
+/// The daemon's main-thread state: connections, workers, jobs, journal.
+/// Every method runs on the main loop's thread; workers reach it only by
+/// performing blocks on that loop.
+final class Server: @unchecked Sendable {
+    let config: DaemonConfig
+    let loop: Loop
+    let log: LogSink
+    var actions: [String: any JobAction]
+    private(set) var workers: [Worker] = []
+    private(set) var workersByName: [String: Worker] = [:]
+    var jobs: [String: Job] = [:]
+    /// Finished non-durable jobs in the order they finished, for eviction.
+    var finishedOrder: [String] = []
+    var finishedHead = 0
+    static let retainedFinishedJobs = 100_000
+    var connections: [Int: Connection] = [:]
+    private var nextConnectionID = 1
+    var stats = Stats()
+    var journal: JobJournal?
+    /// Durable jobs appended to the journal, waiting for the next commit.
+    var awaitingCommit: [(job: Job, connection: Connection?, id: RequestID?)] = []
+    var listener: Listener?
+    var state = State.running
+    /// Scratch space for socket reads, shared by all connections (one thread).
+    var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var flushQueue: [Connection] = []
+    private var flushScheduled = false
+    private var jobCounter: UInt64 = 0
+    private let idPrefix: String
+    private var commitObserver: LoopObserver?
+    let daemonUID: UInt32
+
+    enum State { case running, draining, stopped }
+
+    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: @escaping LogSink) {
+        self.config = config
+        self.loop = loop
+        self.actions = actions
+        self.journal = journal
+        self.log = log
+        self.daemonUID = currentUID()
+        idPrefix = String(UInt64(unixMilliseconds()), radix: 36)
+    }
+
+    /// Starts the workers and waits until each one's loop runs.
+    func startWorkers() {
+        for w in config.workers {
+            let worker = Worker(name: w.name, mode: w.mode) { [unowned self] job, outcome in
+                loop.perform(inModes: [.common]) { self.jobFinished(job, outcome) }
+            }
+            workers.append(worker)
+            workersByName[w.name] = worker
+        }
+    }
+
+    /// Group commit: one journal write and fsync per main-loop pass.
+    func installCommitObserver() {
+        let o = LoopObserver(activities: .beforeWaiting, repeats: true, order: Int.max) { [unowned self] _, _ in
+            commitJournal()
+        }
+        commitObserver = o
+        loop.add(o, forMode: .common)
+    }
+
+    func log(_ level: LogLevel, _ message: String, _ fields: [(LogField, String)] = []) {
+        log(level, message, fields)
+    }
+
+    // MARK: connections
+
+    func accepted(_ fd: Int32) {
+        guard let peer = UnixSocket.peer(fd) else {
+            UnixSocket.close(fd)
+            return
+        }
+        if connections.count >= config.limits.maxConnections || state != .running {
+            let code: ErrorCode = state == .running ? .busy : .shuttingDown
+            let line = Response.error(id: nil, ProtocolError(code, code == .busy ? "too many connections" : "loopd is stopping"))
+            _ = line.utf8CString.withUnsafeBytes { UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+            UnixSocket.close(fd)
+            return
+        }
+        let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)
+        nextConnectionID += 1
+        connections[c.id] = c
+        c.attach(to: loop)
+    }
+
+    func connectionClosed(_ c: Connection) {
+        connections[c.id] = nil
+    }
+
+    /// Flushes `c` once the current batch of work is done.
+    func scheduleFlush(_ c: Connection) {
+        flushQueue.append(c)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.perform(inModes: [.common]) { [unowned self] in
+            flushScheduled = false
+            let queue = flushQueue
+            flushQueue.removeAll(keepingCapacity: true)
+            for c in queue { c.flush() }
+        }
+    }
+
+    func nextJobID() -> String {
+        jobCounter += 1
+        return "\(idPrefix)-\(jobCounter)"
+    }
+
+    /// Worker for a placement, or the error to reply.
+    func worker(for placement: Placement) throws(ProtocolError) -> Worker {
+        switch placement {
+        case .worker(let name):
+            guard let w = workersByName[name] else { throw ProtocolError(.unknownWorker, "no worker named \"\(name)\"") }
+            return w
+        case .any:
+            return workers.min { $0.outstanding < $1.outstanding }!
+        case .key(let key):
+            return workers[Int(fnv1a(key) % UInt64(workers.count))]
+        }
+    }
+}
+
+/// FNV-1a: a stable hash (Swift's Hasher is seeded per process), so a key
+/// lands on the same worker across restarts.
+func fnv1a(_ s: String) -> UInt64 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in s.utf8 {
+        h ^= UInt64(b)
+        h = h &* 0x100_0000_01b3
+    }
+    return h
+}

@@ -1,0 +1,89 @@
+import LoopRuntime
+import LoopdProtocol
+import Synchronization
+
+/// A worker: a resident `LoopThread` running jobs one at a time in arrival
+/// order. The main thread hands jobs over as blocks in the job's modes, so a
+/// job for a mode the worker is not running waits in the loop's queue (R5,
+/// R24) until the worker runs that mode.
+final class Worker: @unchecked Sendable {
+    let name: String
+    let thread: LoopThread
+    let lane: WorkerLane
+
+    // MARK: main thread only
+    /// Jobs accepted for this worker and not finished.
+    var outstanding = 0
+    /// Jobs it completed or failed.
+    var finished = 0
+
+    /// The id of the job running now; written by the worker, read by `workers`.
+    let runningJob = RunningJobSlot()
+
+    /// The loop mode for a configured mode name ("default" is the loop's default mode).
+    static func loopMode(_ name: String) -> Loop.Mode {
+        name == "default" ? .default : Loop.Mode(name)
+    }
+
+    /// The configured name of a loop mode.
+    static func modeName(_ mode: Loop.Mode) -> String {
+        mode == .default ? "default" : mode.rawValue
+    }
+
+    init(name: String, mode: String, report: @escaping @Sendable (Job, ActionOutcome) -> Void) {
+        self.name = name
+        let loopMode = Worker.loopMode(mode)
+        thread = LoopThread(name: "loopd-\(name)", mode: loopMode)
+        lane = WorkerLane(name: name, loop: thread.loop, runningJob: runningJob, report: report)
+        let lane = self.lane
+        let loop = thread.loop
+        // Every mode the worker runs is one of its loop's common modes, so
+        // "common" jobs and internal blocks run whatever the mode.
+        loop.addCommonMode(loopMode)
+        thread.perform(waitUntilDone: true, modes: [.common]) {
+            lane.installObserver()
+        }
+    }
+
+    /// The mode the worker's loop runs.
+    var mode: String { Worker.modeName(thread.runMode) }
+
+    /// Switches the worker's run mode; held jobs of the new mode proceed.
+    func setMode(_ name: String) {
+        let m = Worker.loopMode(name)
+        thread.loop.addCommonMode(m)
+        thread.setRunMode(m)
+    }
+
+    /// Hands a job to the worker (after its delay, if any). Main thread.
+    func dispatch(_ job: Job) {
+        let lane = self.lane
+        if job.request.delayMs > 0 {
+            job.delayToken = thread.perform(afterDelay: .milliseconds(job.request.delayMs), modes: job.modes ?? [.common]) {
+                lane.arrive(job)
+            }
+        } else {
+            thread.perform(modes: job.modes ?? [.common]) { lane.arrive(job) }
+        }
+    }
+
+    /// What `workers` says of the loop: waiting, busy or stalled.
+    func loopState(stallThreshold: Duration) -> (String, Duration) {
+        let loop = thread.loop
+        let stalled = loop.stalledDuration
+        if stalled >= stallThreshold { return ("stalled", stalled) }
+        return (loop.isWaiting ? "waiting" : "busy", stalled)
+    }
+
+    func stop() { thread.stop() }
+}
+
+/// The id of the job a worker is running, shared between its thread (which
+/// writes it) and the main thread (which reports it).
+final class RunningJobSlot: Sendable {
+    private let value = Mutex<String?>(nil)
+    var jobID: String? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}

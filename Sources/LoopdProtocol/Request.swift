@@ -1,0 +1,71 @@
+/// A client's request id: any JSON string or integer, echoed verbatim.
+public enum RequestID: Sendable, Equatable, Hashable {
+    case string(String)
+    case integer(Int64)
+
+    public var json: JSON {
+        switch self {
+        case .string(let s): .string(s)
+        case .integer(let n): .integer(n)
+        }
+    }
+}
+
+/// Where a job should run.
+public enum Placement: Sendable, Equatable {
+    /// The named worker.
+    case worker(String)
+    /// The least loaded worker.
+    case any
+    /// Always the same worker for the same key.
+    case key(String)
+}
+
+/// The fields of a `submit`.
+public struct SubmitRequest: Sendable, Equatable {
+    public var action: String
+    public var args: [String] = []
+    public var placement: Placement = .any
+    /// Reply when the job is done (the default), or at once with its id.
+    public var wait = true
+    public var delayMs: Int64 = 0
+    public var timeoutMs: Int64?
+    /// The run mode the job needs; nil: the worker's common modes.
+    public var mode: String?
+    public var durable = false
+
+    public init(action: String, args: [String] = [], placement: Placement = .any, wait: Bool = true,
+                delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false) {
+        self.action = action
+        self.args = args
+        self.placement = placement
+        self.wait = wait
+        self.delayMs = delayMs
+        self.timeoutMs = timeoutMs
+        self.mode = mode
+        self.durable = durable
+    }
+}
+
+/// One operation of the protocol.
+public enum Operation: Sendable, Equatable {
+    case ping
+    case submit(SubmitRequest)
+    case status(job: String)
+    case cancel(job: String)
+    case workers
+    case inspect(worker: String)
+    case mode(worker: String, mode: String)
+    case stats
+}
+
+/// A parsed request line.
+public struct Request: Sendable, Equatable {
+    public var id: RequestID?
+    public var operation: Operation
+
+    public init(id: RequestID?, operation: Operation) {
+        self.id = id
+        self.operation = operation
+    }
+}

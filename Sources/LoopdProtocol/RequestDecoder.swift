@@ -1,0 +1,169 @@
+/// Limits the decoder enforces on values, beyond JSON syntax.
+public enum RequestLimits {
+    /// The longest delay a job may ask for: one day.
+    public static let maxDelayMs: Int64 = 86_400_000
+    /// The longest timeout a job may ask for: one day.
+    public static let maxTimeoutMs: Int64 = 86_400_000
+    /// At most this many arguments.
+    public static let maxArgs = 256
+    /// Names (actions, workers, modes, keys, job ids) are at most this long.
+    public static let maxNameLength = 256
+}
+
+/// Turns one request line into a `Request`, or a `ProtocolError` that says
+/// exactly what is wrong. Strict: unknown fields and wrong types are errors,
+/// so a client's typo never silently changes what runs.
+public enum RequestDecoder {
+    /// Decodes a line (without its newline). On failure, also returns the id
+    /// if one could be read, so the error reply can carry it.
+    public static func decode(_ line: some Collection<UInt8>) -> Result<Request, DecodeFailure> {
+        let json: JSON
+        do {
+            json = try JSONParser.parse(line)
+        } catch {
+            return .failure(DecodeFailure(id: nil, error: ProtocolError(.badRequest, error.description)))
+        }
+        guard case .object(let members) = json else {
+            return .failure(DecodeFailure(id: nil, error: ProtocolError(.badRequest, "a request is a JSON object, not \(json.typeName)")))
+        }
+        var id: RequestID?
+        if let raw = json["id"] {
+            switch raw {
+            case .string(let s) where s.utf8.count <= RequestLimits.maxNameLength: id = .string(s)
+            case .integer(let n): id = .integer(n)
+            default:
+                return .failure(DecodeFailure(id: nil, error: ProtocolError(.badRequest, "\"id\" must be a string of at most \(RequestLimits.maxNameLength) bytes or an integer")))
+            }
+        }
+        do {
+            let op = try operation(members)
+            return .success(Request(id: id, operation: op))
+        } catch {
+            return .failure(DecodeFailure(id: id, error: error))
+        }
+    }
+
+    /// A request that could not be decoded.
+    public struct DecodeFailure: Error, Sendable, Equatable {
+        public var id: RequestID?
+        public var error: ProtocolError
+    }
+
+    private static func operation(_ members: [(String, JSON)]) throws(ProtocolError) -> Operation {
+        var fields = Fields(members)
+        let op = try fields.requiredString("op")
+        let result: Operation
+        switch op {
+        case "ping": result = .ping
+        case "workers": result = .workers
+        case "stats": result = .stats
+        case "status": result = .status(job: try fields.requiredName("job"))
+        case "cancel": result = .cancel(job: try fields.requiredName("job"))
+        case "inspect": result = .inspect(worker: try fields.requiredName("worker"))
+        case "mode": result = .mode(worker: try fields.requiredName("worker"), mode: try fields.requiredName("mode"))
+        case "submit": result = .submit(try submit(&fields))
+        default: throw ProtocolError(.unknownOp, "unknown op \"\(op)\"")
+        }
+        try fields.rejectUnknown(op: op)
+        return result
+    }
+
+    private static func submit(_ f: inout Fields) throws(ProtocolError) -> SubmitRequest {
+        var s = SubmitRequest(action: try f.requiredName("action"))
+        if let args = try f.optionalArray("args") {
+            guard args.count <= RequestLimits.maxArgs else {
+                throw ProtocolError(.badRequest, "\"args\" has \(args.count) items; at most \(RequestLimits.maxArgs)")
+            }
+            var out: [String] = []
+            for (k, a) in args.enumerated() {
+                guard let str = a.stringValue else {
+                    throw ProtocolError(.badRequest, "\"args\"[\(k)] must be a string, not \(a.typeName)")
+                }
+                guard !str.utf8.contains(0) else { throw ProtocolError(.badRequest, "\"args\"[\(k)] contains a NUL byte") }
+                out.append(str)
+            }
+            s.args = out
+        }
+        let worker = try f.optionalName("worker")
+        let key = try f.optionalName("key")
+        switch (worker, key) {
+        case (.some, .some): throw ProtocolError(.badRequest, "give \"worker\" or \"key\", not both")
+        case (let w?, nil): s.placement = w == "any" ? .any : .worker(w)
+        case (nil, let k?): s.placement = .key(k)
+        case (nil, nil): s.placement = .any
+        }
+        s.wait = try f.optionalBool("wait") ?? true
+        s.durable = try f.optionalBool("durable") ?? false
+        s.delayMs = try f.optionalInteger("delay_ms", in: 0...RequestLimits.maxDelayMs) ?? 0
+        s.timeoutMs = try f.optionalInteger("timeout_ms", in: 1...RequestLimits.maxTimeoutMs)
+        s.mode = try f.optionalName("mode")
+        return s
+    }
+}
+
+/// Typed access to a request's members that remembers which were read.
+private struct Fields {
+    private let members: [(String, JSON)]
+    private var used: Set<String> = ["id"]
+
+    init(_ members: [(String, JSON)]) { self.members = members }
+
+    private mutating func take(_ key: String) -> JSON? {
+        used.insert(key)
+        guard let v = members.first(where: { $0.0 == key })?.1 else { return nil }
+        if case .null = v { return nil }
+        return v
+    }
+
+    mutating func requiredString(_ key: String) throws(ProtocolError) -> String {
+        guard let v = take(key) else { throw ProtocolError(.badRequest, "missing \"\(key)\"") }
+        guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }
+        return s
+    }
+
+    mutating func requiredName(_ key: String) throws(ProtocolError) -> String {
+        let s = try requiredString(key)
+        try checkName(key, s)
+        return s
+    }
+
+    mutating func optionalName(_ key: String) throws(ProtocolError) -> String? {
+        guard let v = take(key) else { return nil }
+        guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }
+        try checkName(key, s)
+        return s
+    }
+
+    private func checkName(_ key: String, _ s: String) throws(ProtocolError) {
+        guard !s.isEmpty, s.utf8.count <= RequestLimits.maxNameLength, !s.utf8.contains(0) else {
+            throw ProtocolError(.badRequest, "\"\(key)\" must be 1 to \(RequestLimits.maxNameLength) bytes without NUL")
+        }
+    }
+
+    mutating func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
+        guard let v = take(key) else { return nil }
+        guard let b = v.boolValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be true or false, not \(v.typeName)") }
+        return b
+    }
+
+    mutating func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws(ProtocolError) -> Int64? {
+        guard let v = take(key) else { return nil }
+        guard let n = v.integerValue else {
+            throw ProtocolError(.badRequest, "\"\(key)\" must be an integer, not \(v.typeName == "number" ? "a fraction or a number this large" : v.typeName)")
+        }
+        guard range.contains(n) else { throw ProtocolError(.badRequest, "\"\(key)\" must be in \(range.lowerBound)...\(range.upperBound), not \(n)") }
+        return n
+    }
+
+    mutating func optionalArray(_ key: String) throws(ProtocolError) -> [JSON]? {
+        guard let v = take(key) else { return nil }
+        guard let a = v.arrayValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be an array, not \(v.typeName)") }
+        return a
+    }
+
+    func rejectUnknown(op: String) throws(ProtocolError) {
+        if let extra = members.first(where: { !used.contains($0.0) }) {
+            throw ProtocolError(.badRequest, "unknown field \"\(extra.0)\" for op \"\(op)\"")
+        }
+    }
+}

@@ -1,0 +1,4 @@
+// loopctl: the CLI for loopd. All of it lives in LoopctlCommands.
+import LoopctlCommands
+
+Loopctl.main()

@@ -1,0 +1,315 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import LoopRuntime
+
+/// R19–R22: what wakes a sleeping loop, how runs end, nesting, and why
+/// removing sources is no way to stop a loop.
+@Suite struct RunTests {
+    /// Starts a thread whose loop runs `mode` once (10 s timeout) after
+    /// `setup`; returns the thread and its loop.
+    private func runningLoop(_ name: String, mode: Loop.Mode = .default,
+                             returnAfterSourceHandled: Bool = false,
+                             setup: @escaping @Sendable (Loop) -> Void = { _ in })
+        -> (TestThread<Loop.RunResult>, Loop) {
+        let loopSlot = Slot<Loop>()
+        let thread = TestThread(name) { () -> Loop.RunResult in
+            let loop = Loop.current
+            setup(loop)
+            loopSlot.set(loop)
+            return loop.run(mode: mode, timeout: .seconds(10), returnAfterSourceHandled: returnAfterSourceHandled)
+        }
+        return (thread, loopSlot.wait()!)
+    }
+
+    // MARK: R19
+
+    @Test func R19_performingABlockWakesASleepingLoop() {
+        let (worker, loop) = runningLoop("r19-block") { $0.add(keepAlive(), forMode: .default) }
+        #expect(waitUntilSleeping(loop))
+        let onLoopThread = Slot<Bool>()
+        loop.perform(inModes: [.default]) {
+            onLoopThread.set(loop.isCurrentThread)
+            loop.stop()
+        }
+        #expect(worker.join() == .stopped, "the block ran without another event to wake the loop")
+        #expect(onLoopThread.value == true)
+    }
+
+    @Test func R19_addingASignalledSourceWakesASleepingLoop() {
+        let (worker, loop) = runningLoop("r19-source", returnAfterSourceHandled: true) {
+            $0.add(keepAlive(), forMode: .default)
+        }
+        #expect(waitUntilSleeping(loop))
+        let fired = Counter()
+        let source = LoopSource { fired.increment() }
+        source.signal()
+        loop.add(source, forMode: .default)  // no wakeUp(): adding it wakes the loop
+        #expect(worker.join() == .handledSource)
+        #expect(fired.count == 1)
+    }
+
+    @Test func R19_wakeUpWakesASleepingLoop() {
+        let (worker, loop) = runningLoop("r19-wake") { loop in
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(LoopObserver(activities: .afterWaiting) { _, _ in loop.stop() }, forMode: .default)
+        }
+        #expect(waitUntilSleeping(loop))
+        let wakes = loop.wakeUpCount
+        loop.wakeUp()
+        #expect(worker.join() == .stopped)
+        #expect(loop.wakeUpCount == wakes + 1)
+    }
+
+    @Test func R19_wakeUpWhileAwakeMakesTheNextWaitReturnAtOnce() {
+        let result = onThread { () -> Loop.RunResult in
+            let loop = Loop.current
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(LoopObserver(activities: .afterWaiting) { _, _ in loop.stop() }, forMode: .default)
+            loop.wakeUp()  // not running: remembered for the next wait
+            return loop.run(mode: .default, timeout: .seconds(10))
+        }
+        #expect(result == .stopped)
+    }
+
+    /// Regression: a wake-up eventfd write that lands after the loop already
+    /// woke (the waker flips "signalled" under the lock, writes after it)
+    /// used never to be drained, so every later wait returned at once.
+    @Test func R19_aLateWakeUpWriteDoesNotLeaveTheLoopSpinning() {
+        let (worker, loop) = runningLoop("r19-late") { loop in
+            loop.add(keepAlive(), forMode: .default)
+            loop.wakeFD.signal()  // what a late writer leaves behind
+        }
+        #expect(waitUntilSleeping(loop))
+        #expect(loopStaysAsleep(loop))
+        loop.stop()
+        #expect(worker.join() == .stopped)
+    }
+
+    /// Regression: on a manual clock, a wait that turned into a poll (a timer
+    /// already due) left the loop marked as sleeping, so a wakeUp() during
+    /// the next handler wrote the eventfd and the loop spun.
+    @Test func R19_aWakeUpDuringAHandlerAfterAPollDoesNotLeaveTheLoopSpinning() {
+        let clock = ManualClock()
+        let inHandler = Flag(), wokeUp = Flag()
+        let (worker, loop) = runningLoop("r19-poll") { loop in
+            useManualClock(clock, on: loop)
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(LoopTimer(after: .zero) { _ in
+                inHandler.open()
+                wokeUp.wait()
+            }, forMode: .default)
+        }
+        #expect(inHandler.wait())
+        loop.wakeUp()  // from another thread, while the loop is awake in the handler
+        wokeUp.open()
+        #expect(waitUntilSleeping(loop))
+        #expect(loopStaysAsleep(loop))
+        loop.stop()
+        #expect(worker.join() == .stopped)
+    }
+
+    /// Whether `loop`, asleep, stays asleep for a moment with nothing to do.
+    /// (A negative check: the pause only gives a spinning loop time to show
+    /// itself; a correct loop passes however long it is.)
+    private func loopStaysAsleep(_ loop: Loop) -> Bool {
+        let wakes = loop.wakeUpCount
+        usleep(100_000)
+        return loop.wakeUpCount == wakes && loop.isWaiting
+    }
+
+    // MARK: R20
+
+    @Test func R20_runWithNoModeRunsTheDefaultModeUntilStopped() {
+        let log = Recorder<String>()
+        let loopSlot = Slot<Loop>()
+        let worker = TestThread("r20-run") { () -> Bool in
+            let loop = Loop.current
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(activityLogger(log, [.entry, .exit]), forMode: .default)
+            loopSlot.set(loop)
+            loop.run()
+            return true
+        }
+        let loop = loopSlot.wait()!
+        #expect(waitUntilSleeping(loop))
+        let mode = Slot<Loop.Mode>()
+        loop.perform(inModes: [.default]) { mode.set(loop.currentMode ?? "none") }
+        #expect(mode.wait() == .default)
+        loop.stop()
+        #expect(worker.join() == true)
+        #expect(log.all == ["entry", "exit"])
+    }
+
+    @Test func R20_runWithNoModeReturnsWhenTheModeFinishes() {
+        let fired = onThread { () -> Int in
+            let loop = Loop.current
+            let fired = Counter()
+            loop.add(LoopTimer(after: .zero) { _ in fired.increment() }, forMode: .default)
+            loop.run()  // returns once the one-shot timer is spent
+            return fired.count
+        }
+        #expect(fired == 1)
+    }
+
+    @Test func R20_aRunWithATimeoutReturnsTimedOut() {
+        let result = onThread { () -> Loop.RunResult in
+            let loop = Loop.current
+            loop.add(keepAlive(), forMode: .default)
+            return loop.run(mode: .default, timeout: .milliseconds(20))
+        }
+        #expect(result == .timedOut)
+    }
+
+    @Test func R20_stopFromAnotherThreadEndsTheRunAfterItsNotifications() {
+        let log = Recorder<String>()
+        let (worker, loop) = runningLoop("r20-stop") { loop in
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(activityLogger(log), forMode: .default)
+        }
+        #expect(waitUntilSleeping(loop))
+        loop.stop()
+        #expect(worker.join() == .stopped)
+        #expect(log.all == ["entry", "beforeTimers", "beforeSources", "beforeWaiting", "afterWaiting", "exit"])
+    }
+
+    @Test func R20_stopBeforeARunEndsThatRunAtOnce() {
+        let (first, log, second) = onThread { () -> (Loop.RunResult, [String], Loop.RunResult) in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(activityLogger(log), forMode: .default)
+            loop.stop()
+            let first = loop.run(mode: .default, timeout: .seconds(10))
+            let firstLog = log.all
+            return (first, firstLog, loop.run(mode: .default, timeout: .zero))
+        }
+        #expect(first == .stopped)
+        #expect(log == ["entry", "exit"], "exit is still sent")
+        #expect(second == .timedOut, "the stop was used up by the run it ended")
+    }
+
+    // MARK: R21
+
+    struct NestOutcome: Sendable {
+        var log: [String]
+        var result: Loop.RunResult
+    }
+
+    @Test func R21_aHandlerMayRunTheLoopInAnotherModeAndTheOuterRunResumes() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let inner: Loop.Mode = "r21-inner"
+            let log = Recorder<String>()
+            let observer = LoopObserver(activities: [.entry, .exit]) { _, activity in
+                log.append("\(activity) \(modeName(loop))")
+            }
+            loop.add(observer, forMode: .default)
+            loop.add(observer, forMode: inner)
+            let innerSource = LoopSource { log.append("inner source in \(modeName(loop))") }
+            loop.add(innerSource, forMode: inner)
+            let later = LoopSource {
+                log.append("later source in \(modeName(loop))")
+                loop.stop()
+            }
+            loop.add(later, forMode: .default)
+            let outer = LoopSource {
+                log.append("outer handler begins in \(modeName(loop))")
+                innerSource.signal()
+                let r = loop.run(mode: inner, timeout: .seconds(10), returnAfterSourceHandled: true)
+                log.append("inner run returned \(r); back in \(modeName(loop))")
+                later.signal()  // handled by the outer run, which resumes
+            }
+            loop.add(outer, forMode: .default)
+            outer.signal()
+            let result = loop.run(mode: .default, timeout: .seconds(10))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.result == .stopped)
+        #expect(o.log == [
+            "entry \(Loop.Mode.default)",
+            "outer handler begins in \(Loop.Mode.default)",
+            "entry r21-inner",
+            "inner source in r21-inner",
+            "exit r21-inner",
+            "inner run returned handledSource; back in \(Loop.Mode.default)",
+            "later source in \(Loop.Mode.default)",
+            "exit \(Loop.Mode.default)",
+        ])
+    }
+
+    @Test func R21_aHandlerMayRunTheLoopInTheOuterRunsOwnMode() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(activityLogger(log, [.entry, .exit]), forMode: .default)
+            let second = LoopSource { log.append("second") }
+            let first = LoopSource {
+                log.append("first begins")
+                second.signal()
+                let r = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true)
+                log.append("nested \(r)")
+            }
+            loop.add(first, forMode: .default)
+            loop.add(second, forMode: .default)
+            first.signal()
+            let result = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true)
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.result == .handledSource)
+        #expect(o.log == ["entry", "first begins", "entry", "second", "exit", "nested handledSource", "exit"])
+    }
+
+    @Test func R21_stopEndsOnlyTheInnermostRun() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(keepAlive(), forMode: "r21-stop-inner")
+            let outer = LoopSource {
+                loop.perform(inModes: ["r21-stop-inner"]) { loop.stop() }
+                let r = loop.run(mode: "r21-stop-inner", timeout: .seconds(10))
+                log.append("inner \(r)")
+                loop.perform(inModes: [.default]) { log.append("outer still running") }
+            }
+            loop.add(outer, forMode: .default)
+            outer.signal()
+            // The outer run is not stopped; it ends at its timeout.
+            let result = loop.run(mode: .default, timeout: .milliseconds(50))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.log == ["inner stopped", "outer still running"])
+        #expect(o.result == .timedOut)
+    }
+
+    // MARK: R22
+
+    @Test func R22_removingYourSourcesDoesNotStopALoopThatSomethingElseKeepsAlive() {
+        let mine = LoopSource {}
+        let someoneElses = LoopPort { _ in }  // added by code the caller does not know
+        let (worker, loop) = runningLoop("r22") { loop in
+            loop.add(mine, forMode: .default)
+            loop.add(someoneElses, forMode: .default)
+        }
+        #expect(waitUntilSleeping(loop))
+        loop.remove(mine, forMode: .default)
+        let wakes = loop.wakeUpCount
+        loop.wakeUp()  // let it look at its modes again
+        #expect(eventually { loop.wakeUpCount > wakes && loop.isWaiting })
+        #expect(loop.currentMode == .default, "the run goes on: the mode is not empty")
+        #expect(!worker.isFinished)
+        loop.stop()
+        #expect(worker.join() == .stopped, "stop() is the reliable way")
+    }
+
+    @Test func R22_aTimeoutEndsARunWhateverTheModeHolds() {
+        let result = onThread { () -> Loop.RunResult in
+            let loop = Loop.current
+            loop.add(LoopPort { _ in }, forMode: .default)
+            loop.add(LoopSource {}, forMode: .default)
+            return loop.run(mode: .default, timeout: .milliseconds(20))
+        }
+        #expect(result == .timedOut)
+    }
+}

@@ -1,0 +1,392 @@
+import Testing
+@testable import LoopdCore
+
+/// The repository root, found from this file so the tests read the real config files.
+private let repoRoot: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)  // Tests/LoopdTests/ConfigTests.swift
+    return parts.joined(separator: "/")
+}()
+
+/// The smallest valid config: everything else takes its default.
+private let minimal = """
+    [[workers]]
+    name = "w1"
+
+    """
+
+private func parse(_ text: String) throws(ConfigError) -> DaemonConfig {
+    try ConfigLoader.parse(text, origin: "<test>")
+}
+
+// MARK: - The shipped files
+
+@Suite("Config files in the repository")
+struct ConfigFileTests {
+    @Test("Config/loopd.toml parses to what its comments say")
+    func defaultFile() throws {
+        let config = try ConfigLoader.load(path: "\(repoRoot)/Config/loopd.toml")
+
+        // The file shows every default; if the code's defaults drift from the
+        // documentation, these fail.
+        #expect(config.server == DaemonConfig.Server())
+        #expect(config.limits == DaemonConfig.Limits())
+        #expect(config.journal == DaemonConfig.Journal())
+
+        #expect(config.server.socketPath == "loopd.sock")
+        #expect(config.server.socketMode == 0o660)
+        #expect(config.server.socketGroup == nil)
+        #expect(config.server.stateDirectory == "state")
+        #expect(config.server.debugActions == false)
+        #expect(config.limits.maxLineBytes == 65_536)
+        #expect(config.workers == [DaemonConfig.Worker(name: "w1"), DaemonConfig.Worker(name: "w2")])
+
+        #expect(Set(config.actions.keys) == ["date", "uname", "printf"])
+        var date = DaemonConfig.Exec(argv: ["/bin/date", "-u"])
+        date.timeoutMs = 5_000
+        #expect(config.actions["date"] == DaemonConfig.Action(allowUsers: [], allowAnyUser: true, exec: date))
+        #expect(config.actions["uname"]?.exec?.argv == ["/bin/uname", "-a"])
+
+        var printf = DaemonConfig.Exec(argv: ["/usr/bin/printf", "%s\n"])
+        printf.maxClientArgs = 8
+        printf.env = ["LC_ALL": "C.UTF-8"]
+        printf.cwd = "/"
+        printf.timeoutMs = 5_000
+        printf.killGraceMs = 1_000
+        printf.outputCapBytes = 4_096
+        #expect(config.actions["printf"] == DaemonConfig.Action(exec: printf))
+
+        // The policy the comments promise.
+        #expect(config.permits(action: "date", uid: 1000, gid: 1000, daemonUID: 999))
+        #expect(config.permits(action: "echo", uid: 1000, gid: 1000, daemonUID: 999))
+        #expect(!config.permits(action: "printf", uid: 1000, gid: 1000, daemonUID: 999))
+        #expect(config.permits(action: "printf", uid: 999, gid: 999, daemonUID: 999))
+    }
+
+    @Test("Config/loopd.production.toml parses with the installed paths")
+    func productionFile() throws {
+        let config = try ConfigLoader.load(path: "\(repoRoot)/Config/loopd.production.toml")
+        #expect(config.server.socketPath == "/run/loopd/loopd.sock")
+        #expect(config.server.stateDirectory == "/var/lib/loopd")
+        #expect(config.server.debugActions == false)
+        #expect(config.journal.fsync)
+        #expect(config.journal.retentionSeconds == 604_800)
+        #expect(config.workers.map(\.name) == ["w1", "w2", "ops"])
+        #expect(config.workers.last?.mode == "maintenance")
+        #expect(config.actions["printf"]?.allowGroups == [4])  // adm is gid 4 on Debian
+    }
+
+    @Test("the exec examples name programs that exist on Debian")
+    func examplesExist() throws {
+        let config = try ConfigLoader.load(path: "\(repoRoot)/Config/loopd.toml")
+        for (name, action) in config.actions {
+            let program = try #require(action.exec?.argv.first, "\(name)")
+            #expect(ConfigSystemCalls.isReadableFile(program), "\(name): \(program)")
+        }
+    }
+
+    @Test("a missing file is reported with its path")
+    func missingFile() {
+        #expect(throws: ConfigError.unreadable(origin: "/nonexistent/loopd.toml", reason: "No such file or directory")) {
+            try ConfigLoader.load(path: "/nonexistent/loopd.toml")
+        }
+    }
+
+    @Test("the default path prefers the checkout's file")
+    func defaultPath() {
+        // The tests run from the repository root (swift test), where Config/loopd.toml exists.
+        let expected = ConfigSystemCalls.isReadableFile(ConfigLoader.checkoutPath)
+            ? ConfigLoader.checkoutPath : ConfigLoader.installedPath
+        #expect(ConfigLoader.defaultPath() == expected)
+    }
+}
+
+// MARK: - Valid settings
+
+@Suite("Config parsing")
+struct ConfigParseTests {
+    @Test("a config with only a worker takes every default")
+    func minimalConfig() throws {
+        var expected = DaemonConfig()
+        expected.workers = [DaemonConfig.Worker(name: "w1")]
+        #expect(try parse(minimal) == expected)
+    }
+
+    @Test("inline tables, octal modes and group names")
+    func variants() throws {
+        let config = try parse(
+            """
+            limits = { max_line_bytes = 1024 }
+            [server]
+            socket_mode = "600"
+            socket_group = "root"
+            [[workers]]
+            name = "a.b-c_9"
+            mode = "maintenance"
+            """)
+        #expect(config.limits.maxLineBytes == 1024)
+        #expect(config.server.socketMode == 0o600)
+        #expect(config.server.socketGroup == "root")
+        #expect(config.server.socketGroupID == 0)
+        #expect(config.workers == [DaemonConfig.Worker(name: "a.b-c_9", mode: "maintenance")])
+    }
+
+    @Test("allow lists take names, ids and \"*\"")
+    func allowLists() throws {
+        let config = try parse(
+            minimal + """
+                [actions.echo]
+                allow_users = ["root", 1000]
+                allow_groups = ["root", 50]
+                [actions.stall]
+                allow_users = ["*"]
+                [actions.x]
+                argv = ["/bin/true"]
+                allow_groups = []
+                """)
+        #expect(config.actions["echo"] == DaemonConfig.Action(allowUsers: [0, 1000], allowGroups: [0, 50]))
+        #expect(config.actions["stall"] == DaemonConfig.Action(allowUsers: [], allowAnyUser: true))
+        #expect(config.actions["x"]?.allowGroups == [])
+        #expect(config.actions["x"]?.allowUsers == nil)
+        #expect(config.actions["x"]?.exec == DaemonConfig.Exec(argv: ["/bin/true"]))
+    }
+
+    @Test("NUL escapes are caught only where TOML reads them as escapes")
+    func nulEscapesOnlyInBasicStrings() throws {
+        // In literal strings, after an escaped backslash, and in comments,
+        // `\u0000` is plain text and must arrive unchanged.
+        let config = try parse(
+            minimal + #"""
+                # a comment with \u0000
+                [actions.x]
+                argv = ["/bin/echo", '\u0000', "\\u0000", """a\\U00000000"""]
+                """#)
+        #expect(config.actions["x"]?.exec?.argv == ["/bin/echo", #"\u0000"#, #"\u0000"#, #"a\U00000000"#])
+    }
+
+    @Test("a syntax error carries line and column")
+    func syntaxError() {
+        do {
+            _ = try parse("[[workers]]\nname = \n")
+            Issue.record("parsed")
+        } catch {
+            guard case .syntax(let origin, let line, _, _) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+            #expect(origin == "<test>")
+            #expect(line == 2)
+            #expect(error.description.hasPrefix("<test>:2:"))
+        }
+    }
+
+    @Test("the message names the file and the key, and quotes the bad value")
+    func messageFormat() {
+        do {
+            _ = try ConfigLoader.parse(minimal + "[limits]\nmax_line_bytes = \"abc\"\n", origin: "/etc/loopd/loopd.toml")
+            Issue.record("parsed")
+        } catch {
+            #expect(
+                error.description
+                    == #"/etc/loopd/loopd.toml: limits.max_line_bytes: must be an integer between 256 and 16777216, got "abc""#
+            )
+        }
+    }
+
+    @Test("a typo gets a suggestion")
+    func suggestion() {
+        do {
+            _ = try parse(minimal + "[limits]\nmax_line_byte = 1024\n")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.key == "limits.max_line_byte")
+            #expect(error.description.contains(#"did you mean "max_line_bytes"?"#))
+        }
+    }
+}
+
+// MARK: - Invalid settings
+
+/// One bad config, the key path its error must name, and a phrase the message must contain.
+struct InvalidConfig: Sendable, CustomTestStringConvertible {
+    let toml: String
+    let key: String
+    let phrase: String
+    init(_ toml: String, key: String, _ phrase: String) {
+        self.toml = toml
+        self.key = key
+        self.phrase = phrase
+    }
+    var testDescription: String { key }
+
+    /// Most cases are the minimal config plus some lines.
+    static func adding(_ lines: String, key: String, _ phrase: String) -> InvalidConfig {
+        InvalidConfig(minimal + lines, key: key, phrase)
+    }
+}
+
+private let tooManyWorkers = (0...256).map { "[[workers]]\nname = \"w\($0)\"\n" }.joined()
+
+private let invalidConfigs: [InvalidConfig] = [
+    // Unknown tables and keys: typos must not silently keep a default.
+    .adding("[serverr]\n", key: "serverr", #"did you mean "server"?"#),
+    .adding("[server]\nsockett = \"x\"\n", key: "server.sockett", "unknown key"),
+    .adding("[journal]\nretention = 5\n", key: "journal.retention", "unknown key"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ntimeout = 5\n", key: "actions.x.timeout", #"did you mean "timeout_ms"?"#),
+    // (Top-level keys must come before the first table header.)
+    InvalidConfig("server = 5\n" + minimal, key: "server", "must be a table, got 5"),
+    // Wrong types and out-of-range numbers.
+    .adding("[limits]\nmax_line_bytes = \"abc\"\n", key: "limits.max_line_bytes", #"between 256 and 16777216, got "abc""#),
+    .adding("[limits]\nmax_line_bytes = 100\n", key: "limits.max_line_bytes", "got 100"),
+    .adding("[limits]\nmax_connections = 0\n", key: "limits.max_connections", "between 1 and 100000"),
+    .adding("[limits]\nmax_queued_jobs_per_worker = -1\n", key: "limits.max_queued_jobs_per_worker", "got -1"),
+    .adding("[limits]\nmax_pending_reply_bytes = 1.5\n", key: "limits.max_pending_reply_bytes", "got 1.5"),
+    .adding("[server]\ndebug_actions = \"yes\"\n", key: "server.debug_actions", "true or false"),
+    .adding("[server]\nstall_threshold_ms = 0\n", key: "server.stall_threshold_ms", "between 100 and"),
+    .adding("[server]\nshutdown_grace_ms = -1\n", key: "server.shutdown_grace_ms", "got -1"),
+    .adding("[journal]\nfsync = 1\n", key: "journal.fsync", "true or false, got 1"),
+    .adding("[journal]\nretention_seconds = -5\n", key: "journal.retention_seconds", "got -5"),
+    // The socket.
+    .adding("[server]\nsocket_mode = \"0999\"\n", key: "server.socket_mode", "octal string"),
+    .adding("[server]\nsocket_mode = \"01777\"\n", key: "server.socket_mode", #"got "01777""#),
+    .adding("[server]\nsocket_mode = 660\n", key: "server.socket_mode", "write it quoted"),
+    .adding("[server]\nsocket_mode = \"\"\n", key: "server.socket_mode", "octal string"),
+    .adding("[server]\nsocket = \"\"\n", key: "server.socket", "must not be empty"),
+    .adding("[server]\nsocket = \"/\(String(repeating: "s", count: 107))\"\n", key: "server.socket", "at most 107 bytes"),
+    .adding("[server]\nsocket_group = \"no-such-group-loopd\"\n", key: "server.socket_group", "no group named"),
+    .adding("[server]\nstate_dir = \"\"\n", key: "server.state_dir", "must not be empty"),
+    // Workers.
+    InvalidConfig("", key: "workers", "at least one"),
+    InvalidConfig("workers = []\n", key: "workers", "between 1 and 256 workers, got 0"),
+    InvalidConfig("[workers]\nname = \"w1\"\n", key: "workers", "array of tables"),
+    InvalidConfig(tooManyWorkers, key: "workers", "got 257"),
+    .adding("[[workers]]\nname = \"w1\"\n", key: "workers[1].name", #"duplicate worker name "w1" (also workers[0])"#),
+    InvalidConfig("[[workers]]\nname = \"w 1\"\n", key: "workers[0].name", "1 to 64 of"),
+    InvalidConfig("[[workers]]\nname = \"\(String(repeating: "w", count: 65))\"\n", key: "workers[0].name", "1 to 64"),
+    InvalidConfig("[[workers]]\nname = \"any\"\n", key: "workers[0].name", "reserved"),
+    InvalidConfig("[[workers]]\nmode = \"default\"\n", key: "workers[0].name", "required"),
+    InvalidConfig("[[workers]]\nname = 1\n", key: "workers[0].name", "must be a string, got 1"),
+    InvalidConfig("[[workers]]\nname = \"w1\"\nmode = \"\"\n", key: "workers[0].mode", "1 to 64"),
+    InvalidConfig("[[workers]]\nname = \"w1\"\nmode = \"common\"\n", key: "workers[0].mode", "pseudo-mode"),
+    InvalidConfig("[[workers]]\nname = \"w1\"\nmodes = [\"a\"]\n", key: "workers[0].modes", #"did you mean "mode"?"#),
+    // Exec actions.
+    .adding("[actions.x]\nargv = []\n", key: "actions.x.argv", "must not be empty"),
+    .adding("[actions.x]\nargv = \"/bin/true\"\n", key: "actions.x.argv", "array of strings"),
+    .adding("[actions.x]\nargv = [\"true\"]\n", key: "actions.x.argv[0]", "absolute path"),
+    .adding("[actions.x]\nargv = [\"/bin/echo\", 5]\n", key: "actions.x.argv[1]", "got 5"),
+    .adding("[actions.x]\nargv = [\"/bin/echo\", \"a\\u0000b\"]\n", key: "actions.x.argv[1]", "NUL"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { \"A=B\" = \"1\" }\n", key: "actions.x.env.\"A=B\"", "\"=\""),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { \"\" = \"1\" }\n", key: "actions.x.env.\"\"", "non-empty"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { \"A\\u0000B\" = \"1\" }\n", key: "actions.x.env.\"A\\u0000B\"", "NUL"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { A = \"1\\U00000000\" }\n", key: "actions.x.env.A", "NUL"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { A = 1 }\n", key: "actions.x.env.A", "must be a string"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = \"A=1\"\n", key: "actions.x.env", "must be a table"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ncwd = \"tmp\"\n", key: "actions.x.cwd", "absolute path"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ntimeout_ms = 0\n", key: "actions.x.timeout_ms", "got 0"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ntimeout_ms = -1000\n", key: "actions.x.timeout_ms", "got -1000"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nkill_grace_ms = 0\n", key: "actions.x.kill_grace_ms", "got 0"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\noutput_cap_bytes = 16777217\n", key: "actions.x.output_cap_bytes", "got 16777217"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nmax_client_args = 1000\n", key: "actions.x.max_client_args", "between 0 and 256"),
+    // Built-ins versus exec actions.
+    .adding("[actions.echo]\nargv = [\"/bin/echo\"]\n", key: "actions.echo.argv", "built-in action and cannot be redefined"),
+    .adding("[actions.sleep]\ntimeout_ms = 5\n", key: "actions.sleep.timeout_ms", "for the built-in action \"sleep\"; expected one of: allow_users, allow_groups"),
+    .adding("[actions.foo]\nallow_users = [\"*\"]\n", key: "actions.foo.argv", "not a built-in action"),
+    .adding("[actions.\"bad name\"]\nargv = [\"/bin/true\"]\n", key: "actions.\"bad name\"", "action names must be"),
+    .adding("[actions]\nx = 5\n", key: "actions.x", "must be a table, got 5"),
+    // Allow lists.
+    .adding("[actions.echo]\nallow_users = [\"no-such-user-loopd\"]\n", key: "actions.echo.allow_users[0]", "no user named"),
+    .adding("[actions.echo]\nallow_groups = [0, \"no-such-group-loopd\"]\n", key: "actions.echo.allow_groups[1]", "no group named"),
+    .adding("[actions.echo]\nallow_users = [\"*\", \"root\"]\n", key: "actions.echo.allow_users[0]", "only entry"),
+    .adding("[actions.echo]\nallow_groups = [\"*\"]\n", key: "actions.echo.allow_groups[0]", "not a group"),
+    .adding("[actions.echo]\nallow_users = [-1]\n", key: "actions.echo.allow_users[0]", "got -1"),
+    .adding("[actions.echo]\nallow_users = [4294967295]\n", key: "actions.echo.allow_users[0]", "4294967294"),
+    .adding("[actions.echo]\nallow_users = [\"\"]\n", key: "actions.echo.allow_users[0]", "must not be empty"),
+    .adding("[actions.echo]\nallow_users = \"root\"\n", key: "actions.echo.allow_users", "must be an array"),
+]
+
+@Suite("Config rejects every invalid setting, naming its key")
+struct ConfigRejectionTests {
+    @Test(arguments: invalidConfigs)
+    func rejected(_ bad: InvalidConfig) {
+        do {
+            let config = try parse(bad.toml)
+            Issue.record("accepted: \(config)")
+        } catch {
+            #expect(error.key == bad.key, "\(error)")
+            #expect(error.description.hasPrefix("<test>: \(bad.key): "), "\(error)")
+            #expect(error.description.contains(bad.phrase), "\(error)")
+        }
+    }
+
+    @Test("there are at least 20 invalid cases")
+    func enoughCases() {
+        #expect(invalidConfigs.count >= 20)
+    }
+}
+
+// MARK: - Who may run what
+
+@Suite("Action policy")
+struct ActionPolicyTests {
+    static let daemon: UInt32 = 999
+    static let alice: UInt32 = 1000
+
+    private func config(_ actions: String = "") throws -> DaemonConfig {
+        try parse(minimal + actions)
+    }
+
+    @Test("by default echo, noop, sleep and fail are open to anyone who can connect")
+    func openBuiltins() throws {
+        let c = try config()
+        for action in ["echo", "noop", "sleep", "fail"] {
+            #expect(c.permits(action: action, uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
+        }
+    }
+
+    @Test("by default stall, exec actions and unknown names are for root and the daemon's uid only")
+    func closedByDefault() throws {
+        let c = try config("[actions.x]\nargv = [\"/bin/true\"]\n")
+        for action in ["stall", "x", "registered-in-code"] {
+            #expect(!c.permits(action: action, uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
+            #expect(c.permits(action: action, uid: 0, gid: 0, daemonUID: Self.daemon))
+            #expect(c.permits(action: action, uid: Self.daemon, gid: Self.daemon, daemonUID: Self.daemon))
+        }
+    }
+
+    @Test("allow_users = [\"*\"] opens an exec action to everyone")
+    func anyUser() throws {
+        let c = try config("[actions.x]\nargv = [\"/bin/true\"]\nallow_users = [\"*\"]\n")
+        #expect(c.permits(action: "x", uid: 12345, gid: 12345, daemonUID: Self.daemon))
+    }
+
+    @Test("allow_users admits exactly the listed uids")
+    func listedUsers() throws {
+        let c = try config("[actions.x]\nargv = [\"/bin/true\"]\nallow_users = [1000]\n")
+        #expect(c.permits(action: "x", uid: 1000, gid: 5, daemonUID: Self.daemon))
+        #expect(!c.permits(action: "x", uid: 1001, gid: 5, daemonUID: Self.daemon))
+    }
+
+    @Test("allow_groups admits the primary or a supplementary gid")
+    func listedGroups() throws {
+        let c = try config("[actions.x]\nargv = [\"/bin/true\"]\nallow_groups = [50]\n")
+        #expect(c.permits(action: "x", uid: 1001, gid: 50, daemonUID: Self.daemon))
+        #expect(c.permits(action: "x", uid: 1001, gid: 7, supplementaryGroups: [3, 50], daemonUID: Self.daemon))
+        #expect(!c.permits(action: "x", uid: 1001, gid: 7, supplementaryGroups: [3], daemonUID: Self.daemon))
+    }
+
+    @Test("an allow list on a built-in replaces its open default")
+    func closedBuiltin() throws {
+        let c = try config("[actions.echo]\nallow_users = []\n")
+        #expect(!c.permits(action: "echo", uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
+        #expect(c.permits(action: "echo", uid: 0, gid: 0, daemonUID: Self.daemon))
+        #expect(c.permits(action: "echo", uid: Self.daemon, gid: 1, daemonUID: Self.daemon))
+        #expect(c.permits(action: "noop", uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
+    }
+
+    @Test("a table with only exec keys keeps the default policy")
+    func execWithoutAllowKeys() throws {
+        let c = try config("[actions.x]\nargv = [\"/bin/true\"]\ntimeout_ms = 10\n")
+        #expect(c.actions["x"]?.hasExplicitPolicy == false)
+        #expect(!c.permits(action: "x", uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+import LoopdProtocol
+@testable import LoopdCore
+
+/// A daemon running in-process on a thread of its own, on a temporary
+/// socket and state directory, torn down by `stop()`.
+final class RunningDaemon: @unchecked Sendable {
+    let directory: String
+    let socketPath: String
+    let daemon: Daemon
+    private let thread: Thread
+    private let done = DispatchSemaphore(value: 0)
+
+    init(configure: (inout DaemonConfig) -> Void = { _ in }, register: (Daemon) -> Void = { _ in }) {
+        directory = makeTempDirectory()
+        socketPath = directory + "/loopd.sock"
+        var config = DaemonConfig()
+        config.server.socketPath = socketPath
+        config.server.stateDirectory = directory + "/state"
+        config.journal.fsync = false
+        config.workers = [.init(name: "w1"), .init(name: "w2")]
+        configure(&config)
+        let daemon = Daemon(config: config, log: { _, _, _ in })
+        register(daemon)
+        self.daemon = daemon
+        let done = self.done
+        thread = Thread {
+            do { try daemon.run() } catch { fatalError("daemon failed to start: \(error)") }
+            done.signal()
+        }
+        thread.start()
+        daemon.waitUntilReady()
+    }
+
+    /// Shuts the daemon down and waits (bounded) for `run()` to return.
+    func stop() {
+        daemon.shutdown()
+        _ = done.wait(timeout: .now() + 30)
+    }
+
+    func client() throws -> TestClient { try TestClient(path: socketPath) }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+func makeTempDirectory() -> String {
+    var template = Array("/tmp/loopd-test-XXXXXX".utf8CString)
+    let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    return String(cString: p!)
+}
+
+/// A blocking line client over a Unix socket, with a receive timeout so no
+/// test can hang.
+final class TestClient {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard r == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var tv = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(raw bytes: [UInt8]) {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            off += n
+        }
+    }
+
+    func send(_ line: String) { send(raw: Array((line + "\n").utf8)) }
+
+    /// The next line, or nil on end of file or after the receive timeout.
+    func readLine() -> String? {
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeFirst(nl + 1)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// The next reply, parsed.
+    func readReply() -> JSON? {
+        guard let line = readLine() else { return nil }
+        return try? JSONParser.parse(Array(line.utf8))
+    }
+
+    /// Sends a request and reads one reply.
+    func call(_ line: String) -> JSON? {
+        send(line)
+        return readReply()
+    }
+
+    /// Whether the daemon closed the connection (bounded wait).
+    func isClosedByPeer() -> Bool {
+        while let _ = readLine() {}
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+}
+
+extension JSON {
+    var ok: Bool? { self["ok"]?.boolValue }
+    var errorCode: String? { self["error"]?["code"]?.stringValue }
+}

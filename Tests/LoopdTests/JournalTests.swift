@@ -1,0 +1,297 @@
+import Glibc
+import Testing
+@testable import LoopdCore
+
+/// The durable-job journal (issue 3 item 6; crash consistency of issue 5 item 4).
+@Suite struct JournalTests {
+    @Test func crc32cMatchesTheStandardCheckValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)[...]) == 0xE306_9283)
+    }
+
+    @Test func recordsRoundTripThroughTheFileFormat() throws {
+        let records: [JournalRecord] = [
+            .submitted(sampleJob(1)), .submitted(sampleJob(2)),
+            .finished(FinishedJob(id: "j1", state: "completed", resultJSON: #"{"out":"ü\n"}"#, finishedAt: -5)),
+        ]
+        var bytes = JournalRecord.fileHeader
+        for record in records { try record.encode(into: &bytes) }
+        let scan = try JournalScan(bytes, path: "mem")
+        #expect(scan.records.map(\.record) == records)
+        #expect(scan.validEnd == bytes.count)
+    }
+
+    @Test func pendingAndFinishedJobsSurviveReopen() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 3600, clock: { 10_000 })
+            for i in 0..<3 { journal.appendSubmitted(sampleJob(i)) }
+            #expect(journal.hasUncommitted)
+            try journal.commit()
+            journal.appendFinished(FinishedJob(id: "j1", state: "failed", resultJSON: "{}", finishedAt: 9_000))
+            try journal.commit()
+            #expect(journal.finishedStatus(id: "j1")?.state == "failed")
+
+            let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 3600, clock: { 10_000 })
+            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(2)])
+            #expect(reopened.recovered.finished.map(\.id) == ["j1"])
+            #expect(reopened.recovered.truncatedBytes == 0)
+            #expect(reopened.finishedStatus(id: "j1")?.finishedAt == 9_000)
+            #expect(reopened.finishedStatus(id: "j0") == nil)
+        }
+    }
+
+    /// Group commit: one write and one fdatasync per commit, whatever the batch.
+    @Test func groupCommitIssuesOneWriteAndOneSyncPerCommit() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+            for i in 0..<64 { journal.appendSubmitted(sampleJob(i)) }
+            try journal.commit()
+            #expect(journal.stats.commits == 1 && journal.stats.syncCalls == 1 && journal.stats.writeCalls == 1)
+            #expect(journal.stats.records == 64 && journal.stats.liveJobs == 64)
+            try journal.commit()  // nothing appended: no I/O at all
+            #expect(journal.stats.commits == 1 && journal.stats.syncCalls == 1)
+            journal.appendFinished(FinishedJob(id: "j0", state: "completed", resultJSON: "{}", finishedAt: 1))
+            try journal.commit()
+            #expect(journal.stats.syncCalls == 2 && journal.stats.liveJobs == 63)
+        }
+    }
+
+    /// A crash mid-write leaves any prefix of the last record: every one is cut
+    /// off, reported, and the records before it survive; appends then work.
+    @Test func tornLastRecordIsRepairedAtEveryByteOffset() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            journal.appendSubmitted(sampleJob(0))
+            journal.appendSubmitted(sampleJob(1))
+            try journal.commit()
+            let goodEnd = journal.stats.fileBytes
+            journal.appendSubmitted(sampleJob(2))
+            try journal.commit()
+            let whole = try readFile(journal.path)
+            for cut in goodEnd..<whole.count {
+                try writeFile(journal.path, Array(whole[..<cut]))
+                let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+                #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1)], "cut at \(cut)")
+                #expect(reopened.recovered.truncatedBytes == cut - goodEnd)
+                #expect(reopened.recovered.corruptTailPath == nil)
+                #expect(try readFile(journal.path).count == goodEnd)
+            }
+            // A last record that is whole in length but wrong in content is torn too.
+            var flipped = whole
+            flipped[flipped.count - 1] ^= 0x40
+            try writeFile(journal.path, flipped)
+            let repaired = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            #expect(repaired.recovered.truncatedBytes == whole.count - goodEnd)
+            repaired.appendSubmitted(sampleJob(3))
+            try repaired.commit()
+            let after = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            #expect(after.recovered.pending == [sampleJob(0), sampleJob(1), sampleJob(3)])
+            #expect(after.recovered.truncatedBytes == 0)
+        }
+    }
+
+    /// A bad record with data after it ends the log; the cut bytes are kept
+    /// in a side file for forensics.
+    @Test func corruptMiddleRecordEndsTheLogAndKeepsTheTail() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+            var ends: [Int] = []
+            for i in 0..<5 {
+                journal.appendSubmitted(sampleJob(i))
+                try journal.commit()
+                ends.append(journal.stats.fileBytes)
+            }
+            var bytes = try readFile(journal.path)
+            bytes[ends[1] + 12] ^= 0xFF  // inside record 2's payload
+            try writeFile(journal.path, bytes)
+            let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60, clock: { 42 })
+            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1)])
+            #expect(reopened.recovered.truncatedBytes == bytes.count - ends[1])
+            let side = try #require(reopened.recovered.corruptTailPath)
+            #expect(side == dir + "/journal.log.corrupt-42")
+            #expect(try readFile(side) == Array(bytes[ends[1]...]))
+            #expect(try readFile(journal.path).count == ends[1])
+        }
+    }
+
+    @Test func aFileThatIsNotAJournalIsRefusedAndLeftAlone() throws {
+        try withDirectory { dir in
+            try writeFile(dir + "/journal.log", Array("hello, not a journal".utf8))
+            #expect(throws: JournalError.self) { try JobJournal(directory: dir, fsync: false, retentionSeconds: 1) }
+            #expect(try readFile(dir + "/journal.log") == Array("hello, not a journal".utf8))
+        }
+    }
+
+    /// Compaction keeps pending jobs and retained finishes, drops finished
+    /// submits and expired finishes, and carries uncommitted appends over.
+    @Test func compactionKeepsLiveStateAndDropsExpired() throws {
+        try withDirectory { dir in
+            let clock = FakeClock()
+            let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 10,
+                                         compactionThresholdBytes: 1024, clock: { clock.now })
+            for i in 0..<100 { journal.appendSubmitted(sampleJob(i)) }
+            for i in 0..<90 { journal.appendFinished(FinishedJob(id: "j\(i)", state: "completed", resultJSON: "{}", finishedAt: clock.now)) }
+            try journal.commit()
+            try journal.compactIfNeeded()  // 90 submit+finish pairs: the submits are dead
+            #expect(journal.stats.compactions == 1 && journal.stats.retainedFinished == 90)
+            clock.now += 11_000
+            for i in 90..<95 { journal.appendFinished(FinishedJob(id: "j\(i)", state: "failed", resultJSON: "{}", finishedAt: clock.now)) }
+            try journal.commit()
+            let before = journal.stats
+            journal.appendSubmitted(sampleJob(100))  // uncommitted across the compaction
+            try journal.compactIfNeeded()
+            #expect(journal.stats.compactions == before.compactions + 1)
+            #expect(journal.stats.fileBytes < before.fileBytes / 4)
+            #expect(!JournalFile.exists(journal.path + ".compact"))
+            #expect(journal.finishedStatus(id: "j0") == nil && journal.finishedStatus(id: "j90") != nil)
+            try journal.compactIfNeeded()  // now mostly live: no rewrite
+            #expect(journal.stats.compactions == before.compactions + 1)
+            try journal.commit()
+
+            let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 10, clock: { clock.now })
+            #expect(reopened.recovered.pending == (95...100).map { sampleJob($0) })
+            #expect(reopened.recovered.finished.map(\.id) == (90..<95).map { "j\($0)" })
+        }
+    }
+
+    /// A crash between writing the compacted copy and renaming it leaves a
+    /// stray copy; the log is still authoritative and the copy is removed.
+    @Test func aStrayCompactionCopyIsIgnoredAndRemoved() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            journal.appendSubmitted(sampleJob(7))
+            try journal.commit()
+            try writeFile(journal.path + ".compact", JournalRecord.fileHeader + [1, 2, 3])
+            let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            #expect(reopened.recovered.pending == [sampleJob(7)])
+            #expect(!JournalFile.exists(journal.path + ".compact"))
+        }
+    }
+
+    @Test func anOversizedSubmitFailsItsCommitWithoutIO() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            var huge = sampleJob(1)
+            huge.args = [String(decoding: [UInt8](repeating: 0x78, count: JournalRecord.maxPayloadBytes), as: UTF8.self)]
+            journal.appendSubmitted(sampleJob(0))
+            journal.appendSubmitted(huge)
+            #expect(throws: JournalError.recordTooLarge(id: "j1", bytes: JournalRecord.maxPayloadBytes + 81)) {
+                try journal.commit()
+            }
+            #expect(!journal.hasUncommitted && journal.stats.fileBytes == JournalRecord.fileHeader.count)
+        }
+    }
+
+    /// Disk full (issue 5 item 5): a real kernel refusal, EFBIG from
+    /// RLIMIT_FSIZE, in a child process so the limit touches no other test.
+    @Test func diskFullRollsBackAndRecoversOnceSpaceReturns() async {
+        await #expect(processExitsWith: .exitCode(0)) {
+            exit(diskFullScenario())
+        }
+    }
+
+    /// `LOOPD_JOURNAL_BENCH=1 swift test … --filter JournalTests/benchmark`
+    @Test(.enabled(if: getenv("LOOPD_JOURNAL_BENCH") != nil)) func benchmark() throws {
+        for (fsync, batch) in [(true, 1), (true, 16), (true, 64), (true, 256), (false, 64)] {
+            try withDirectory { dir in
+                let journal = try JobJournal(directory: dir, fsync: fsync, retentionSeconds: 60)
+                let total = batch == 1 ? 2_000 : 100_000
+                let start = monotonicSeconds()
+                for i in 0..<total {
+                    journal.appendSubmitted(sampleJob(i))
+                    if (i + 1) % batch == 0 { try journal.commit() }
+                }
+                let seconds = monotonicSeconds() - start
+                print("journal bench: fsync=\(fsync) batch=\(batch): \(Int(Double(total) / seconds)) durable submits/s,"
+                      + " \(Int(Double(journal.stats.commits) / seconds)) commits/s")
+            }
+        }
+    }
+}
+
+/// Runs in the exit test's child: commit, fill the "disk", fail, recover.
+/// Returns 0 on success, else the number of the check that failed.
+private func diskFullScenario() -> Int32 {
+    signal(SIGXFSZ, SIG_IGN)  // write(2) then fails with EFBIG instead of killing us
+    var failedCheck: Int32 = 0
+    withDirectory { dir in
+        do {
+            failedCheck = try diskFullChecks(dir)
+        } catch {
+            failedCheck = 99
+        }
+    }
+    return failedCheck
+}
+
+private func diskFullChecks(_ dir: String) throws(JournalError) -> Int32 {
+    let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+    for i in 0..<10 { journal.appendSubmitted(sampleJob(i)) }
+    try journal.commit()
+    let committed = journal.stats.fileBytes
+    var limit = rlimit(rlim_cur: rlim_t(committed + 100), rlim_max: rlim_t.max)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { return 1 }
+    for i in 10..<30 { journal.appendSubmitted(sampleJob(i)) }  // ~1.7 kB: the write stops part-way
+    journal.appendFinished(FinishedJob(id: "j0", state: "completed", resultJSON: "{}",
+                                       finishedAt: JobJournal.unixMilliseconds()))
+    do {
+        try journal.commit()
+        return 2
+    } catch {
+        guard error == .unavailable(errno: EFBIG, path: journal.path) else { return 3 }
+    }
+    // Cut back to the committed length; the finish record is kept for the next commit.
+    guard try readFile(journal.path).count == committed, journal.stats.failedCommits == 1,
+          journal.hasUncommitted else { return 4 }
+    limit.rlim_cur = rlim_t.max  // space returns
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { return 5 }
+    journal.appendSubmitted(sampleJob(99))
+    try journal.commit()
+    let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+    guard reopened.recovered.pending == (1..<10).map({ sampleJob($0) }) + [sampleJob(99)] else { return 6 }
+    guard reopened.recovered.truncatedBytes == 0, reopened.finishedStatus(id: "j0") != nil else { return 7 }
+    return 0
+}
+
+private final class FakeClock {
+    var now: Int64 = 1_700_000_000_000
+}
+
+private func sampleJob(_ i: Int) -> DurableJob {
+    DurableJob(id: "j\(i)", action: i % 2 == 0 ? "echo" : "sleep", args: i % 3 == 0 ? [] : ["a\(i)", "ü ∂"],
+               placement: ["any", "worker:w1", "key:k\(i)"][i % 3], delayMs: Int64(i),
+               timeoutMs: i % 2 == 0 ? nil : 500, mode: i % 4 == 1 ? "maintenance" : nil,
+               submittedAt: 1_700_000_000_000 + Int64(i), clientUID: UInt32(1000 + i))
+}
+
+private func readFile(_ path: String) throws(JournalError) -> [UInt8] {
+    let file = try JournalFile.open(path, create: false)
+    return try file.read(at: 0, count: try file.size())
+}
+
+private func writeFile(_ path: String, _ bytes: [UInt8]) throws(JournalError) {
+    try JournalFile.open(path, create: true, truncate: true).write(bytes, at: 0)
+}
+
+private func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Runs `body` with a fresh directory under /tmp, removed afterwards with
+/// everything in it (the journal's files are all at its top level).
+private func withDirectory<E: Error>(_ body: (String) throws(E) -> Void) throws(E) {
+    var template = Array("/tmp/loopd-journal-XXXXXX".utf8CString)
+    let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    defer {
+        if let stream = opendir(dir) {
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name != "." && name != ".." { unlink(dir + "/" + name) }
+            }
+            closedir(stream)
+        }
+        rmdir(dir)
+    }
+    try body(dir)
+}

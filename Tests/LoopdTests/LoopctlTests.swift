@@ -1,0 +1,587 @@
+import Foundation
+import Testing
+import LoopdProtocol
+@testable import LoopctlCommands
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// loopctl against canned replies and a fake server. The real daemon's
+// round trips live in the daemon's own tests.
+
+// MARK: - Helpers
+
+/// Collects what a command prints.
+private final class Captured {
+    var out = ""
+    var err = ""
+
+    func context(environment: [String: String] = [:], existing: Set<String> = []) -> CommandContext {
+        CommandContext(
+            environment: { environment[$0] },
+            fileExists: { existing.contains($0) },
+            standardOutput: { self.out += $0 },
+            standardError: { self.err += $0 })
+    }
+}
+
+/// Parses a loopctl command line into its subcommand.
+private func parse<C: ClientCommand>(_ arguments: [String], as: C.Type = C.self) throws -> C {
+    let command = try Loopctl.parseAsRoot(arguments)
+    return try #require(command as? C, "parsed as \(type(of: command))")
+}
+
+/// The request line a command would send as request 1.
+private func requestLine(_ command: some ClientCommand) -> String {
+    JSON.object([("id", 1)] + command.requestFields).serialized()
+}
+
+/// Renders a canned reply line as `command` would, in human mode.
+private func human(_ command: some ClientCommand, _ line: String) throws -> CommandOutput {
+    try command.render(Reply(line: line))
+}
+
+/// Request lines the fake daemon saw, from its thread.
+private final class SeenLines: @unchecked Sendable {
+    private let lock = NSLock()  // guards `lines`
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// A short unique socket path (sun_path holds 108 bytes).
+private func temporarySocketPath() -> String {
+    "/tmp/loopctl-\(getpid())-\(UUID().uuidString.prefix(8)).sock"
+}
+
+/// A stand-in daemon: listens on a temporary Unix socket and, on one thread,
+/// accepts connections one at a time, reads request lines and answers each
+/// through `handler`. Enough to test the client's framing, id matching and
+/// exit codes without the real daemon.
+private final class FakeServer: Sendable {
+    /// What the fake daemon does with one request line.
+    enum Answer: Sendable {
+        /// Write these lines (each gets a newline).
+        case lines([String])
+        /// Read the next request before answering (for pipelining tests).
+        case holdUntilNext
+        /// Close the connection without answering.
+        case close
+    }
+
+    let path: String
+    private let listener: Int32
+    private let done = DispatchSemaphore(value: 0)
+
+    /// - Parameter refusal: when set, every connection gets this line at
+    ///   once and is closed unread, as loopd does when it is `busy`.
+    init(refusal: String? = nil, handler: @escaping @Sendable (_ request: String, _ held: [String]) -> Answer) throws {
+        path = temporarySocketPath()
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(listener >= 0)
+        self.listener = listener
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0, "bind \(path): errno \(errno)")
+        try #require(listen(listener, 8) == 0)
+        let done = self.done
+        Thread.detachNewThread {
+            FakeServer.serve(listener: listener, refusal: refusal, handler: handler)
+            done.signal()
+        }
+    }
+
+    /// Stops accepting, waits for the server thread, removes the socket.
+    func stop() {
+        // shutdown wakes the blocked accept (it then fails), so the thread ends.
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+        done.wait()
+        _ = close(listener)
+        _ = unlink(path)
+    }
+
+    /// The response line for `request` with `fields` after `id`.
+    static func reply(to request: String, _ fields: String) -> String {
+        let id = (try? JSONParser.parse(request.utf8))?["id"]?.serialized() ?? "null"
+        return fields.isEmpty ? "{\"id\":\(id)}" : "{\"id\":\(id),\(fields)}"
+    }
+
+    private static func serve(listener: Int32, refusal: String?, handler: @Sendable (String, [String]) -> Answer) {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if let refusal {
+                _ = write(fd, refusal + "\n", refusal.utf8.count + 1)
+            } else {
+                converse(fd, handler)
+            }
+            _ = close(fd)
+        }
+    }
+
+    private static func converse(_ fd: Int32, _ handler: @Sendable (String, [String]) -> Answer) {
+        var pending: [UInt8] = []
+        var held: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                switch handler(line, held) {
+                case .holdUntilNext:
+                    held.append(line)
+                case .close:
+                    return
+                case .lines(let lines):
+                    held.removeAll()
+                    let out = Array(lines.map { $0 + "\n" }.joined().utf8)
+                    var offset = 0
+                    while offset < out.count {
+                        let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + offset, out.count - offset, Int32(MSG_NOSIGNAL)) }
+                        if n <= 0 { return }
+                        offset += n
+                    }
+                }
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return }
+            pending.append(contentsOf: buffer[..<n])
+        }
+    }
+}
+
+// MARK: - Argument parsing
+
+@Suite("loopctl arguments")
+struct LoopctlArgumentTests {
+    @Test("submit echo -n hi passes -n to the job, not to loopctl")
+    func passthroughDashArguments() throws {
+        let submit: SubmitCommand = try parse(["submit", "echo", "-n", "hi"])
+        #expect(submit.action == "echo")
+        #expect(submit.args == ["-n", "hi"])
+    }
+
+    @Test("options before the action are loopctl's; everything after is the job's")
+    func optionsThenPassthrough() throws {
+        let submit: SubmitCommand = try parse([
+            "submit", "--socket", "/tmp/s", "--json", "--worker", "w2", "--no-wait", "--delay", "50",
+            "--timeout", "1000", "--mode", "maintenance", "--durable", "ls", "-la", "--json", "--worker", "x",
+        ])
+        #expect(submit.connection.socket == "/tmp/s")
+        #expect(submit.connection.json)
+        #expect(submit.worker == "w2")
+        #expect(submit.noWait)
+        #expect(submit.delay == 50)
+        #expect(submit.timeout == 1000)
+        #expect(submit.mode == "maintenance")
+        #expect(submit.durable)
+        #expect(submit.action == "ls")
+        #expect(submit.args == ["-la", "--json", "--worker", "x"])
+    }
+
+    @Test("a -- before the action is skipped, so an action may start with a dash")
+    func terminatorBeforeAction() throws {
+        let submit: SubmitCommand = try parse(["submit", "--key", "k", "--", "echo", "--", "x"])
+        #expect(submit.key == "k")
+        #expect(submit.action == "echo")
+        #expect(submit.args == ["--", "x"])
+    }
+
+    @Test("--worker and --key together are a usage error (exit 2)")
+    func workerKeyExclusive() throws {
+        #expect(throws: (any Error).self) { try Loopctl.parseAsRoot(["submit", "--worker", "w1", "--key", "k", "echo"]) }
+        let captured = Captured()
+        let status = Loopctl.execute(["submit", "--worker", "w1", "--key", "k", "echo", "hi"], in: captured.context())
+        #expect(status == .usage)
+        #expect(captured.err.contains("Give --worker or --key, not both."))
+        #expect(captured.out.isEmpty)
+    }
+
+    @Test("usage errors exit 2: unknown option, missing action, out-of-range delay, missing job id")
+    func usageErrors() {
+        for arguments in [
+            ["submit", "--bogus", "echo"], ["submit"], ["submit", "--delay", "-1", "echo"],
+            ["submit", "--timeout", "0", "echo"], ["status"], ["mode", "w1"], ["frobnicate"],
+        ] {
+            let captured = Captured()
+            #expect(Loopctl.execute(arguments, in: captured.context()) == .usage, "\(arguments)")
+            #expect(captured.err.hasPrefix("Error:"), "\(arguments): \(captured.err)")
+        }
+    }
+
+    @Test("help exits 0 on stdout and documents the exit codes")
+    func helpDocumentsExitCodes() {
+        for arguments in [["--help"], ["submit", "--help"], ["help", "workers"]] {
+            let captured = Captured()
+            #expect(Loopctl.execute(arguments, in: captured.context()) == .ok)
+            #expect(captured.out.contains("USAGE:"))
+            #expect(captured.err.isEmpty)
+        }
+        let captured = Captured()
+        _ = Loopctl.execute(["--help"], in: captured.context())
+        for code in ["0  success", "1  the job failed", "2  usage error", "3  cannot connect", "4  protocol error"] {
+            #expect(captured.out.contains(code), "help lacks \(code)")
+        }
+    }
+
+    @Test("every subcommand takes --socket and --json")
+    func globalOptionsEverywhere() throws {
+        for arguments in [
+            ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
+            ["mode", "w1", "m"], ["stats"], ["ping"],
+        ] {
+            let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
+            let client = try #require(command as? any ClientCommand)
+            #expect(client.connection.socket == "/x.sock")
+            #expect(client.connection.json)
+        }
+    }
+}
+
+// MARK: - Requests
+
+@Suite("loopctl requests")
+struct LoopctlRequestTests {
+    @Test("submit sends only what was asked, args always")
+    func submitRequest() throws {
+        #expect(requestLine(try parse(["submit", "echo", "-n", "hi"]) as SubmitCommand)
+            == #"{"id":1,"op":"submit","action":"echo","args":["-n","hi"]}"#)
+        #expect(requestLine(try parse(["submit", "noop"]) as SubmitCommand)
+            == #"{"id":1,"op":"submit","action":"noop","args":[]}"#)
+        let full: SubmitCommand = try parse([
+            "submit", "--worker", "any", "--no-wait", "--delay", "0", "--timeout", "86400000", "--mode", "m", "--durable",
+            "sleep", "100",
+        ])
+        #expect(requestLine(full) == #"{"id":1,"op":"submit","action":"sleep","args":["100"],"worker":"any","wait":false,"delay_ms":0,"timeout_ms":86400000,"mode":"m","durable":true}"#)
+        let keyed: SubmitCommand = try parse(["submit", "--key", "user-7", "echo", "quote\"d"])
+        #expect(requestLine(keyed) == #"{"id":1,"op":"submit","action":"echo","args":["quote\"d"],"key":"user-7"}"#)
+    }
+
+    @Test("the daemon's own decoder accepts every request loopctl builds")
+    func requestsDecode() throws {
+        let lines = try [
+            requestLine(parse(["submit", "--key", "k", "--no-wait", "--delay", "5", "--timeout", "9", "--mode", "m", "--durable", "echo", "-n"]) as SubmitCommand),
+            requestLine(parse(["status", "j-1"]) as StatusCommand),
+            requestLine(parse(["cancel", "j-1"]) as CancelCommand),
+            requestLine(parse(["workers"]) as WorkersCommand),
+            requestLine(parse(["inspect", "w1"]) as InspectCommand),
+            requestLine(parse(["mode", "w1", "maintenance"]) as ModeCommand),
+            requestLine(parse(["stats"]) as StatsCommand),
+            requestLine(parse(["ping"]) as PingCommand),
+        ]
+        let expected: [LoopdProtocol.Operation] = [
+            .submit(SubmitRequest(action: "echo", args: ["-n"], placement: .key("k"), wait: false, delayMs: 5, timeoutMs: 9, mode: "m", durable: true)),
+            .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
+            .mode(worker: "w1", mode: "maintenance"), .stats, .ping,
+        ]
+        for (line, operation) in zip(lines, expected) {
+            #expect(try RequestDecoder.decode(Array(line.utf8)).get() == Request(id: .integer(1), operation: operation), "\(line)")
+        }
+    }
+
+    @Test("the socket path: --socket, then LOOPD_SOCKET, then ./loopd.sock if it exists, then /run/loopd")
+    func socketResolutionOrder() throws {
+        let env = ["LOOPD_SOCKET": "/env.sock"]
+        let here: Set = ["./loopd.sock"]
+        #expect(SocketPath.resolve(flag: "/flag.sock", environment: { env[$0] }, fileExists: { here.contains($0) }) == "/flag.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { env[$0] }, fileExists: { here.contains($0) }) == "/env.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { _ in "" }, fileExists: { here.contains($0) }) == "./loopd.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { _ in nil }, fileExists: { _ in false }) == "/run/loopd/loopd.sock")
+
+        let status: StatusCommand = try parse(["status", "--socket", "/flag.sock", "j"])
+        #expect(status.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/flag.sock")
+        let plain: StatusCommand = try parse(["status", "j"])
+        #expect(plain.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/env.sock")
+        #expect(plain.connection.socketPath(in: Captured().context(existing: here)) == "./loopd.sock")
+        #expect(plain.connection.socketPath(in: Captured().context()) == "/run/loopd/loopd.sock")
+    }
+}
+
+// MARK: - Human output
+
+@Suite("loopctl human output")
+struct LoopctlFormattingTests {
+    @Test("submit prints echo's output; noop nothing; sleep its fields")
+    func submitResults() throws {
+        let submit: SubmitCommand = try parse(["submit", "echo", "a", "b"])
+        let echo = try human(submit, #"{"id":1,"ok":true,"job":"j1","state":"completed","worker":"w1","result":{"output":"a b"}}"#)
+        #expect(echo == CommandOutput(standardOutput: "a b\n"))
+        let noop = try human(submit, #"{"id":1,"ok":true,"job":"j2","state":"completed","worker":"w1","result":{}}"#)
+        #expect(noop == CommandOutput())
+        let sleep = try human(submit, #"{"id":1,"ok":true,"job":"j3","state":"completed","worker":"w1","result":{"slept_ms":100}}"#)
+        #expect(sleep == CommandOutput(standardOutput: "slept_ms  100\n"))
+    }
+
+    @Test("submit of an exec action: stdout and stderr verbatim, truncation noted")
+    func submitExec() throws {
+        let submit: SubmitCommand = try parse(["submit", "ls"])
+        let out = try human(submit, #"{"id":1,"ok":true,"job":"j1","state":"completed","worker":"w1","result":{"exit_code":0,"signal":null,"stdout":"a\nb\n","stderr":"warn\n","stdout_truncated":true,"stderr_truncated":false}}"#)
+        #expect(out.standardOutput == "a\nb\n")
+        #expect(out.standardError == "warn\nloopctl: the job's stdout was cut at the daemon's output cap\n")
+        #expect(out.status == .ok)
+    }
+
+    @Test("a failed job prints its output, then its error code, and exits 1")
+    func submitFailed() throws {
+        let submit: SubmitCommand = try parse(["submit", "ls"])
+        let out = try human(submit, #"{"id":1,"ok":false,"job":"j9","state":"failed","worker":"w1","error":{"code":"timeout","message":"ran past 100 ms"},"result":{"exit_code":null,"signal":15,"stdout":"partial","stderr":"","stdout_truncated":false,"stderr_truncated":false}}"#)
+        #expect(out.standardOutput == "partial")
+        #expect(out.diagnostic == "loopctl: job j9 failed: timeout: ran past 100 ms")
+        #expect(out.status == .failed)
+    }
+
+    @Test("submit --no-wait prints the job id alone; a refusal prints its code and exits 1")
+    func submitNoWaitAndRefusal() throws {
+        let submit: SubmitCommand = try parse(["submit", "--no-wait", "noop"])
+        #expect(try human(submit, #"{"id":1,"ok":true,"job":"j-42","state":"queued","worker":"w1"}"#) == CommandOutput(standardOutput: "j-42\n"))
+        let refused = try human(submit, #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker \"w9\""}}"#)
+        #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .failed))
+    }
+
+    @Test("workers: a neat table, running job or -, stalled with its duration")
+    func workersTable() throws {
+        let workers: WorkersCommand = try parse(["workers"])
+        let out = try human(workers, #"{"id":1,"ok":true,"workers":[{"name":"w1","mode":"default","queued":0,"held":0,"running":null,"loop":"waiting","stalled_ms":0,"completed":12},{"name":"worker-2","mode":"maintenance","queued":130,"held":4,"running":"j-17","loop":"stalled","stalled_ms":1500,"completed":3}]}"#)
+        #expect(out.standardOutput == """
+            NAME      MODE         QUEUED  HELD  RUNNING  LOOP            COMPLETED
+            w1        default           0     0  -        waiting                12
+            worker-2  maintenance     130     4  j-17     stalled 1500ms          3
+
+            """)
+    }
+
+    @Test("stats: aligned keys, latency on one line")
+    func statsPairs() throws {
+        let stats: StatsCommand = try parse(["stats"])
+        let out = try human(stats, #"{"id":1,"ok":true,"accepted":10,"completed":8,"failed":1,"cancelled":1,"queued":0,"running":0,"connections":2,"latency_us":{"count":9,"p50":120,"p99":300,"max":410}}"#)
+        #expect(out.standardOutput == """
+            accepted     10
+            completed    8
+            failed       1
+            cancelled    1
+            queued       0
+            running      0
+            connections  2
+            latency      p50 120 us, p99 300 us, max 410 us (9 jobs)
+
+            """)
+    }
+
+    @Test("status, inspect, mode, ping, cancel")
+    func otherOps() throws {
+        let status = try human(try parse(["status", "j1"]) as StatusCommand,
+            #"{"id":1,"ok":true,"job":"j1","state":"failed","worker":"w1","action":"fail","durable":false,"error":{"code":"job_failed","message":"fail always fails"},"result":{}}"#)
+        #expect(status.standardOutput == """
+            job      j1
+            state    failed
+            worker   w1
+            action   fail
+            durable  no
+            error    job_failed: fail always fails
+            result   {}
+
+            """)
+        #expect(status.status == .ok)
+
+        let dump = "<Loop w1> current mode = default\n  sources = 1\n"
+        let inspect = try human(try parse(["inspect", "w1"]) as InspectCommand,
+            JSON.object([("id", 1), ("ok", true), ("worker", "w1"), ("description", .string(dump))]).serialized())
+        #expect(inspect.standardOutput == dump)
+
+        let mode = try human(try parse(["mode", "w1", "maintenance"]) as ModeCommand,
+            #"{"id":1,"ok":true,"worker":"w1","mode":"maintenance","previous":"default"}"#)
+        #expect(mode.standardOutput == "w1: default -> maintenance\n")
+
+        let ping = try human(try parse(["ping"]) as PingCommand, #"{"id":1,"ok":true,"pid":123,"version":"0.1.0"}"#)
+        #expect(ping.standardOutput == "loopd 0.1.0 is up (pid 123)\n")
+
+        let cancel: CancelCommand = try parse(["cancel", "j5"])
+        #expect(try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":true,"state":"cancelled"}"#) == CommandOutput(standardOutput: "cancelled j5\n"))
+        let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"running"}"#)
+        #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is running", status: .failed))
+        let unknown = try human(cancel, #"{"id":1,"ok":false,"error":{"code":"unknown_job","message":"no job j5"}}"#)
+        #expect(unknown.status == .failed && unknown.diagnostic == "loopctl: unknown_job: no job j5")
+    }
+
+    @Test("an ok reply without its op's required field is a protocol error")
+    func missingFields() throws {
+        #expect(throws: ClientError.self) { try human(try parse(["workers"]) as WorkersCommand, #"{"id":1,"ok":true}"#) }
+        #expect(throws: ClientError.self) { try human(try parse(["inspect", "w1"]) as InspectCommand, #"{"id":1,"ok":true}"#) }
+        #expect(throws: ClientError.self) { try Reply(line: #"{"id":1}"#) }
+        #expect(throws: ClientError.self) { try Reply(line: "not json") }
+        #expect(throws: ClientError.self) { try Reply(line: "[1]") }
+    }
+}
+
+// MARK: - End to end against a fake daemon
+
+@Suite("loopctl end to end (fake daemon)")
+struct LoopctlEndToEndTests {
+    @Test("submit over the socket: the request line arrives, the result is printed, exit 0")
+    func submitRoundTrip() throws {
+        let seen = SeenLines()
+        let server = try FakeServer { request, _ in
+            seen.append(request)
+            return .lines([FakeServer.reply(to: request, #""ok":true,"job":"j1","state":"completed","worker":"w1","result":{"output":"-n hi"}"#)])
+        }
+        defer { server.stop() }
+
+        let captured = Captured()
+        let status = Loopctl.execute(["submit", "--socket", server.path, "--worker", "w1", "echo", "-n", "hi"], in: captured.context())
+        #expect(status == .ok)
+        #expect(captured.out == "-n hi\n")
+        #expect(captured.err.isEmpty)
+        #expect(seen.all == [#"{"id":1,"op":"submit","action":"echo","args":["-n","hi"],"worker":"w1"}"#])
+    }
+
+    @Test("--json prints the raw reply line; LOOPD_SOCKET is used without --socket; refusal exits 1")
+    func jsonAndEnvironment() throws {
+        let server = try FakeServer { request, _ in
+            if request.contains(#""op":"ping""#) {
+                return .lines([FakeServer.reply(to: request, #""ok":true,"pid":7,"version":"0.1.0""#)])
+            }
+            return .lines([FakeServer.reply(to: request, #""ok":false,"error":{"code":"unknown_worker","message":"no worker w9"}"#)])
+        }
+        defer { server.stop() }
+
+        let ping = Captured()
+        #expect(Loopctl.execute(["ping", "--json"], in: ping.context(environment: ["LOOPD_SOCKET": server.path])) == .ok)
+        #expect(ping.out == #"{"id":1,"ok":true,"pid":7,"version":"0.1.0"}"# + "\n")
+
+        let refused = Captured()
+        #expect(Loopctl.execute(["inspect", "--json", "--socket", server.path, "w9"], in: refused.context()) == .failed)
+        #expect(refused.out == #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker w9"}}"# + "\n")
+        #expect(refused.err == "loopctl: unknown_worker: no worker w9\n")
+    }
+
+    @Test("pipelined requests: replies out of order are matched by id")
+    func outOfOrderReplies() throws {
+        // Holds the first two requests, then answers all three newest first.
+        let server = try FakeServer { request, held in
+            if held.count < 2 { return .holdUntilNext }
+            let all = held + [request]
+            return .lines(all.reversed().map { r in
+                let op = (try? JSONParser.parse(r.utf8))?["op"]?.stringValue ?? "?"
+                return FakeServer.reply(to: r, #""ok":true,"echo":"\#(op)""#)
+            })
+        }
+        defer { server.stop() }
+
+        let client = try LoopdClient(path: server.path, receiveTimeoutMs: 10_000)
+        let a = try client.send([("op", "ping")])
+        let b = try client.send([("op", "stats")])
+        let c = try client.send([("op", "workers")])
+        #expect([a, b, c] == [.integer(1), .integer(2), .integer(3)])
+        #expect(try client.reply(to: a).json["echo"] == "ping")
+        #expect(try client.reply(to: b).json["echo"] == "stats")
+        #expect(try client.reply(to: c).json["echo"] == "workers")
+    }
+
+    @Test("a reply without an id (too_large) answers the pending request")
+    func nullIDReply() throws {
+        let server = try FakeServer { _, _ in
+            .lines([#"{"id":null,"ok":false,"error":{"code":"too_large","message":"line over 65536 bytes"}}"#])
+        }
+        defer { server.stop() }
+        let captured = Captured()
+        #expect(Loopctl.execute(["stats", "--socket", server.path], in: captured.context()) == .failed)
+        #expect(captured.err == "loopctl: too_large: line over 65536 bytes\n")
+    }
+
+    @Test("a connection refused with busy before the request is read: the code is shown, exit 1")
+    func refusedConnection() throws {
+        let server = try FakeServer(refusal: #"{"id":null,"ok":false,"error":{"code":"busy","message":"too many connections"}}"#) { _, _ in .close }
+        defer { server.stop() }
+        // Several rounds: the close may come before or after loopctl writes.
+        for _ in 0..<20 {
+            let captured = Captured()
+            #expect(Loopctl.execute(["submit", "--socket", server.path, "noop"], in: captured.context()) == .failed)
+            #expect(captured.err == "loopctl: busy: too many connections\n")
+        }
+    }
+
+    @Test("the daemon closing without a reply, or replying garbage, exits 4")
+    func protocolFailures() throws {
+        let closing = try FakeServer { _, _ in .close }
+        defer { closing.stop() }
+        let closed = Captured()
+        #expect(Loopctl.execute(["ping", "--socket", closing.path], in: closed.context()) == .protocolError)
+        #expect(closed.err.contains("closed the connection"))
+
+        let garbage = try FakeServer { _, _ in .lines(["this is not json"]) }
+        defer { garbage.stop() }
+        let bad = Captured()
+        #expect(Loopctl.execute(["ping", "--socket", garbage.path], in: bad.context()) == .protocolError)
+        #expect(bad.err.contains("protocol error"))
+    }
+
+    @Test("nothing listening exits 3 and says where it looked")
+    func cannotConnect() throws {
+        let missing = temporarySocketPath()
+        let captured = Captured()
+        #expect(Loopctl.execute(["workers", "--socket", missing], in: captured.context()) == .cannotConnect)
+        #expect(captured.err.contains("cannot connect to loopd at \(missing)"))
+        #expect(captured.out.isEmpty)
+
+        // A socket node with no daemon behind it: ECONNREFUSED, still 3.
+        let server = try FakeServer { _, _ in .close }
+        server.stop()
+        let path = server.path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        defer { _ = close(fd); _ = unlink(path) }
+        #expect(throws: ClientError.cannotConnect(path: path, errno: ECONNREFUSED)) { try LoopdClient(path: path) }
+        #expect(Loopctl.execute(["ping", "--socket", path], in: Captured().context()) == .cannotConnect)
+    }
+
+    @Test("the loopctl executable exits 3 with no daemon and 2 on a usage error")
+    func executableExitCodes() throws {
+        let binary = try #require(Self.loopctlBinary(), "loopctl binary not found next to the test bundle")
+        #expect(try Self.run(binary, ["ping", "--socket", temporarySocketPath()]) == 3)
+        #expect(try Self.run(binary, ["submit", "--worker", "a", "--key", "b", "echo"]) == 2)
+        #expect(try Self.run(binary, ["--help"]) == 0)
+    }
+
+    private static func loopctlBinary() -> URL? {
+        var directory = Bundle.main.bundleURL
+        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+        for candidate in [directory, Bundle.main.bundleURL.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("loopctl")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    private static func run(_ binary: URL, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
