@@ -19,13 +19,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "CLoopShims"),
         .target(name: "LoopdProtocol", swiftSettings: strict),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",
-            dependencies: ["LoopRuntime", "LoopdProtocol", "CLoopShims", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: [
+                "LoopRuntime", "LoopdProtocol", "CLoopShims", "CSystemd",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .executableTarget(name: "loopd", dependencies: ["LoopdCore"], swiftSettings: strict),
         .target(
@@ -44,6 +50,11 @@ let package = Package(
             path: "Benchmarks/LoopBench",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "LoopdBench",
+            dependencies: ["LoopdProtocol", "CLoopShims"],
+            path: "Benchmarks/LoopdBench",
+            swiftSettings: strict),
         .executableTarget(
             name: "loop-example", dependencies: ["LoopRuntime"],
             path: "Examples/loop-example", swiftSettings: strict),

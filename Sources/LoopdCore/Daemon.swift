@@ -7,25 +7,35 @@ import LoopdProtocol
 /// from the command line and calls `run()`; tests run one in-process on a
 /// thread of their own.
 public final class Daemon: @unchecked Sendable {
-    /// The configuration it runs with.
+    /// The configuration it started with.
     public let config: DaemonConfig
-    private let log: LogSink
+    /// Where the configuration came from, re-read on SIGHUP.
+    public let configPath: String?
+    private let log: DaemonLogger
     private var extraActions: [String: any JobAction] = [:]
     private let listenFD: Int32?
     private let handleSignals: Bool
-    // Set by run(), on the daemon's thread.
+    private let environment: [String: String]
+    // Set by run(), on the daemon's thread, before `ready` is left.
     private var server: Server?
     private var loop: Loop?
     /// Entered until `run()` serves requests.
     private let ready = DispatchGroup()
 
     /// - Parameters:
-    ///   - listenFD: an already listening socket (socket activation); nil to bind `config.server.socketPath`.
-    ///   - handleSignals: take SIGTERM, SIGINT and SIGHUP through a signal source (the executable does; in-process tests don't).
-    public init(config: DaemonConfig, listenFD: Int32? = nil, handleSignals: Bool = false, log: @escaping LogSink = stderrLogSink) {
+    ///   - configPath: the file `config` was read from, for reloads.
+    ///   - listenFD: an already listening socket; nil to use systemd's
+    ///     (socket activation) or bind `config.server.socketPath`.
+    ///   - handleSignals: take SIGTERM, SIGINT and SIGHUP through a signal
+    ///     source (the executable does; in-process tests don't).
+    ///   - environment: where NOTIFY_SOCKET and friends are read.
+    public init(config: DaemonConfig, configPath: String? = nil, listenFD: Int32? = nil, handleSignals: Bool = false,
+                environment: [String: String] = [:], log: DaemonLogger = .silent) {
         self.config = config
+        self.configPath = configPath
         self.listenFD = listenFD
         self.handleSignals = handleSignals
+        self.environment = environment
         self.log = log
         ready.enter()
     }
@@ -41,6 +51,8 @@ public final class Daemon: @unchecked Sendable {
         if handleSignals { LoopSignalSource.block([SIGTERM, SIGINT, SIGHUP]) }
         let loop = Loop.current
         self.loop = loop
+        let notifier = Notifier(environment: environment)
+        log(.notice, "loopd \(Server.version) starting", id: .started)
 
         let journal: JobJournal
         do {
@@ -49,50 +61,78 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError.journal(error)
         }
-        let server = Server(config: config, loop: loop, actions: actionTable(), journal: journal, log: log)
-        self.server = server
         if journal.recovered.truncatedBytes > 0 {
-            log(.warning, "journal: cut \(journal.recovered.truncatedBytes) bytes of a torn last record", [])
+            log(.warning, "journal: cut \(journal.recovered.truncatedBytes) bytes of a damaged tail")
         }
-
-        let fd: Int32
-        var boundPath: String? = nil
-        if let listenFD {
-            fd = listenFD
-        } else {
-            do {
-                fd = try UnixSocket.listen(path: config.server.socketPath, mode: config.server.socketMode, group: config.server.socketGroupID)
-            } catch {
-                throw DaemonError.listen(error)
-            }
-            boundPath = config.server.socketPath
-        }
-
+        let (fd, boundPath) = try listeningSocket()
+        let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),
+                            journal: journal, log: log, notifier: notifier)
+        self.server = server
         server.startWorkers()
         server.installCommitObserver()
         server.replay(journal.recovered.pending)
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)
-        var signals: LoopSignalSource?
-        if handleSignals {
-            signals = try? LoopSignalSource(signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] sig in
-                if sig == SIGHUP {
-                    log(.notice, "SIGHUP: configuration reload is not supported in this build; ignoring", [])
-                } else {
-                    shutdown()
-                }
-            }
-            if let signals { loop.add(signals, forMode: .default) }
-        }
-        log(.notice, "loopd ready: \(server.workers.count) workers, socket \(config.server.socketPath)", [])
+        server.startStatusReports()
+        if let interval = watchdogInterval() { server.startWatchdog(interval: interval) }
+        let signals = handleSignals ? installSignals(loop, server) : nil
+
+        log(.notice, "loopd ready: \(server.workers.count) workers, socket \(boundPath ?? "from systemd")", id: .ready)
+        notifier.ready(status: server.statusLine())
         ready.leave()
 
         while server.state != Server.State.stopped {
             loop.run(mode: .default, timeout: nil)
         }
         signals?.invalidate()
-        log(.notice, "loopd stopped", [])
+        log(.notice, "loopd stopped")
+    }
+
+    /// The socket to accept on: given, passed by systemd, or bound here (the
+    /// second element is the path to unlink at exit, only when bound here).
+    private func listeningSocket() throws(DaemonError) -> (Int32, String?) {
+        if let listenFD { return (listenFD, nil) }
+        if environment["LISTEN_FDS"] != nil, let fd = SocketActivation.listeningSocket(named: "loopd") {
+            return (fd, nil)  // systemd owns the node: never unlink it
+        }
+        do {
+            let fd = try UnixSocket.listen(path: config.server.socketPath, mode: config.server.socketMode,
+                                           group: config.server.socketGroupID)
+            return (fd, config.server.socketPath)
+        } catch {
+            throw DaemonError.listen(error)
+        }
+    }
+
+    private func installSignals(_ loop: Loop, _ server: Server) -> LoopSignalSource? {
+        do {
+            let source = try LoopSignalSource(signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] sig in
+                if sig == SIGHUP { reload(server) } else { server.beginShutdown() }
+            }
+            loop.add(source, forMode: .default)
+            return source
+        } catch {
+            log(.error, "cannot receive signals: \(error)")
+            return nil
+        }
+    }
+
+    /// SIGHUP: re-read the file, refuse it whole if invalid, else apply what
+    /// can change while running.
+    private func reload(_ server: Server) {
+        server.notifier.reloading()
+        defer { server.notifier.ready(status: server.statusLine()) }
+        guard let configPath else {
+            log(.warning, "SIGHUP: no configuration file to re-read", id: .reloadFailed)
+            return
+        }
+        do {
+            let fresh = try ConfigLoader.load(path: configPath)
+            server.apply(fresh, actions: Daemon.actionTable(fresh, extraActions))
+        } catch {
+            log(.error, "SIGHUP: new configuration refused, keeping the old one: \(error)", id: .reloadFailed)
+        }
     }
 
     /// Blocks until `run()` is serving requests (for tests and embedders).
@@ -106,7 +146,7 @@ public final class Daemon: @unchecked Sendable {
         loop.perform(inModes: [.common]) { server.beginShutdown() }
     }
 
-    private func actionTable() -> [String: any JobAction] {
+    static func actionTable(_ config: DaemonConfig, _ extra: [String: any JobAction]) -> [String: any JobAction] {
         var table: [String: any JobAction] = [
             "echo": EchoAction(), "noop": NoopAction(), "sleep": SleepAction(), "fail": FailAction(),
         ]
@@ -114,7 +154,7 @@ public final class Daemon: @unchecked Sendable {
         for (name, action) in config.actions {
             if let exec = action.exec { table[name] = ExecAction(name: name, spec: exec) }
         }
-        for (name, action) in extraActions { table[name] = action }
+        for (name, action) in extra { table[name] = action }
         return table
     }
 }

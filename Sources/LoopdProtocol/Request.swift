@@ -30,7 +30,7 @@ public struct SubmitRequest: Sendable, Equatable {
     public var wait = true
     public var delayMs: Int64 = 0
     public var timeoutMs: Int64?
-    /// The run mode the job needs; nil: the worker's common modes.
+    /// The worker run mode the job needs; nil: the default mode; "common": any mode the worker runs.
     public var mode: String?
     public var durable = false
 

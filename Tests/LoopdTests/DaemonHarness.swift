@@ -21,7 +21,7 @@ final class RunningDaemon: @unchecked Sendable {
         config.journal.fsync = false
         config.workers = [.init(name: "w1"), .init(name: "w2")]
         configure(&config)
-        let daemon = Daemon(config: config, log: { _, _, _ in })
+        let daemon = Daemon(config: config)
         register(daemon)
         self.daemon = daemon
         let done = self.done

@@ -98,7 +98,10 @@ extension Loop {
             for m in targetsLocked(mode) { modes[m]?.remove(source) }
             // Unwatch at once if no mode holds it any more; otherwise the next
             // rebuild of the epoll set drops it if the running mode lost it.
-            if !modes.values.contains(where: { $0.contains(source) }) { unregisterLocked(source) }
+            if !modes.values.contains(where: { $0.contains(source) }) {
+                unregisterLocked(source)
+                source.links.remove(self)
+            }
             kernelSetDirty = true
         }
     }

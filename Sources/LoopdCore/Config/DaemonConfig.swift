@@ -33,6 +33,9 @@ public struct DaemonConfig: Sendable, Equatable {
         public var stallThresholdMs: Int64 = 10_000
         /// `shutdown_grace_ms`: how long SIGTERM waits for running jobs.
         public var shutdownGraceMs: Int64 = 10_000
+        /// `log_level`: the least severe records written; every job's end is
+        /// logged at `info`, so `notice` quiets per-job records under load.
+        public var logLevel = LogLevel.info
         /// The documented defaults.
         public init() {}
     }
@@ -116,5 +119,10 @@ public struct DaemonConfig: Sendable, Equatable {
         public var outputCapBytes = 65_536
         /// An exec of `argv` with the documented defaults for everything else.
         public init(argv: [String]) { self.argv = argv }
+    }
+
+    /// The `log_level` names, most severe first.
+    public enum LogLevel: String, Sendable, Equatable, CaseIterable {
+        case error, warning, notice, info, debug
     }
 }

@@ -13,10 +13,6 @@ public enum DaemonMain {
     """
 
     /// The configuration file used when none is named.
-    public static func defaultConfigPath(fileExists: (String) -> Bool = { access($0, R_OK) == 0 }) -> String {
-        fileExists("Config/loopd.toml") ? "Config/loopd.toml" : "/etc/loopd/loopd.toml"
-    }
-
     /// Parses `arguments` (without the program name), runs, returns the exit status.
     public static func run(arguments: [String]) -> Int32 {
         var configPath: String?
@@ -36,7 +32,7 @@ public enum DaemonMain {
                 return fail("unknown argument \(a)\n\(usage)", status: 2)
             }
         }
-        let path = configPath ?? defaultConfigPath()
+        let path = configPath ?? ConfigLoader.defaultPath()
         let config: DaemonConfig
         do {
             config = try ConfigLoader.load(path: path)
@@ -47,7 +43,9 @@ public enum DaemonMain {
             print("\(path): ok")
             return 0
         }
-        let daemon = Daemon(config: config, handleSignals: true)
+        let environment = ProcessEnvironment.current()
+        let daemon = Daemon(config: config, configPath: path, handleSignals: true, environment: environment,
+                            log: .standard(level: config.server.logLevel, environment: environment))
         do {
             try daemon.run()
         } catch {

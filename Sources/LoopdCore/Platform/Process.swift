@@ -19,3 +19,17 @@ func monotonicNow() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
+
+/// The process environment as a dictionary.
+enum ProcessEnvironment {
+    static func current() -> [String: String] {
+        var out: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { out[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        return out
+    }
+}

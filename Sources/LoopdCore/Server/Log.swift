@@ -1,24 +1,8 @@
 import Glibc
-
-/// How serious a log record is (syslog priorities).
-public enum LogLevel: Int, Sendable, Comparable {
-    case error = 3, warning = 4, notice = 5, info = 6, debug = 7
-
-    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue > b.rawValue }
-
-    var label: String {
-        switch self {
-        case .error: "error"
-        case .warning: "warning"
-        case .notice: "notice"
-        case .info: "info"
-        case .debug: "debug"
-        }
-    }
-}
+import Logging
 
 /// The structured fields a record may carry; their names are the journal
-/// field names (docs/OPERATIONS.md).
+/// field names (docs/OPERATIONS.md), defined here once.
 public enum LogField: String, Sendable {
     case jobID = "JOB_ID"
     case worker = "WORKER"
@@ -28,14 +12,53 @@ public enum LogField: String, Sendable {
     case clientUID = "CLIENT_UID"
 }
 
-/// Where the daemon's records go. The default writes plain lines to stderr.
-public typealias LogSink = @Sendable (LogLevel, String, [(LogField, String)]) -> Void
+/// The daemon's logger: swift-log underneath, with loopd's fields and
+/// message ids spelled one way everywhere.
+public struct DaemonLogger: Sendable {
+    /// The swift-log logger records go to.
+    public var logger: Logger
 
-/// Writes `level: message key=value…` lines to stderr.
-public let stderrLogSink: LogSink = { level, message, fields in
-    var line = "loopd \(level.label): \(message)"
-    for (k, v) in fields { line += " \(k.rawValue)=\(v)" }
-    line += "\n"
-    var bytes = Array(line.utf8)
-    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    public init(_ logger: Logger) { self.logger = logger }
+
+    /// A logger that drops everything (tests).
+    public static var silent: DaemonLogger {
+        DaemonLogger(Logger(label: "loopd", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    /// Logs `message` with `fields` (and a MESSAGE_ID for lifecycle events);
+    /// the call site becomes CODE_FILE/CODE_LINE/CODE_FUNC.
+    public func callAsFunction(_ level: Logger.Level, _ message: @autoclosure () -> String,
+                               _ fields: @autoclosure () -> [(LogField, String)] = [], id: MessageID? = nil,
+                               file: String = #fileID, function: String = #function, line: UInt = #line) {
+        guard logger.logLevel <= level else { return }
+        var metadata: Logger.Metadata = [:]
+        for (k, v) in fields() { metadata[k.rawValue] = .string(v) }
+        if let id { metadata["MESSAGE_ID"] = .string(id.rawValue) }
+        logger.log(level: level, "\(message())", metadata: metadata, source: "loopd", file: file, function: function, line: line)
+    }
+}
+
+extension DaemonLogger {
+    /// The logger the executable uses: native journal entries when stderr is
+    /// journald's stream, plain lines on stderr otherwise.
+    public static func standard(level: DaemonConfig.LogLevel, environment: [String: String]) -> DaemonLogger {
+        let journal = stderrIsJournal(environment: environment)
+        var logger = Logger(label: "loopd") { _ in
+            journal ? JournalLogHandler(identifier: "loopd") as any LogHandler : StderrLogHandler()
+        }
+        logger.logLevel = level.swiftLogLevel
+        return DaemonLogger(logger)
+    }
+}
+
+extension DaemonConfig.LogLevel {
+    var swiftLogLevel: Logger.Level {
+        switch self {
+        case .error: .error
+        case .warning: .warning
+        case .notice: .notice
+        case .info: .info
+        case .debug: .debug
+        }
+    }
 }

@@ -107,10 +107,14 @@ extension Server {
                                                 resultJSON: (job.result ?? .object([])).serialized(),
                                                 finishedAt: unixMilliseconds()))
         }
+        let fields: [(LogField, String)] = [
+            (.jobID, job.id), (.worker, worker.name), (.action, job.request.action), (.durationUsec, String(micros)),
+            (.result, job.error?.code.rawValue ?? state.rawValue), (.clientUID, String(job.clientUID)),
+        ]
         if state == .failed {
-            log(.warning, "job \(job.id) failed: \(job.error?.message ?? "")",
-                [(.jobID, job.id), (.worker, worker.name), (.action, job.request.action),
-                 (.durationUsec, String(micros)), (.result, job.error?.code.rawValue ?? "failed"), (.clientUID, String(job.clientUID))])
+            log(.warning, "job \(job.id) (\(job.request.action)) failed: \(job.error?.message ?? "")", fields, id: .jobFailed)
+        } else {
+            log(.info, "job \(job.id) (\(job.request.action)) \(state.rawValue) on \(worker.name)", fields, id: .jobFinished)
         }
         for (c, id) in job.waiters {
             c.pendingReplies -= 1

@@ -26,7 +26,10 @@ extension Server {
     func beginShutdown() {
         guard state == .running else { return }
         state = .draining
-        log(.notice, "stopping: no new jobs; waiting up to \(config.server.shutdownGraceMs) ms for running jobs")
+        notifier.stopping()
+        // Ask for the grace period plus a margin beyond TimeoutStopSec=.
+        notifier.extendTimeout(microseconds: UInt64(config.server.shutdownGraceMs + 5_000) * 1000)
+        log(.notice, "stopping: no new jobs; waiting up to \(config.server.shutdownGraceMs) ms for running jobs", id: .stopping)
         listener?.close()
         listener = nil
         let deadline = monotonicNow() + UInt64(config.server.shutdownGraceMs) * 1_000_000

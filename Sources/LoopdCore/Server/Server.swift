@@ -1,14 +1,15 @@
 import LoopRuntime
 import LoopdProtocol
-import Synchronization
 
 /// The daemon's main-thread state: connections, workers, jobs, journal.
 /// Every method runs on the main loop's thread; workers reach it only by
 /// performing blocks on that loop.
 final class Server: @unchecked Sendable {
-    let config: DaemonConfig
+    /// The configuration in force (replaced by a reload).
+    var config: DaemonConfig
     let loop: Loop
-    let log: LogSink
+    let log: DaemonLogger
+    let notifier: Notifier
     var actions: [String: any JobAction]
     private(set) var workers: [Worker] = []
     private(set) var workersByName: [String: Worker] = [:]
@@ -33,28 +34,36 @@ final class Server: @unchecked Sendable {
     private let idPrefix: String
     private var commitObserver: LoopObserver?
     let daemonUID: UInt32
+    /// The STATUS= text last sent.
+    var lastStatus = ""
+    /// Workers whose current stall was logged already.
+    var stallsReported: Set<String> = []
 
     enum State { case running, draining, stopped }
 
-    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: @escaping LogSink) {
+    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger, notifier: Notifier = Notifier(environment: [:])) {
         self.config = config
         self.loop = loop
         self.actions = actions
         self.journal = journal
         self.log = log
+        self.notifier = notifier
         self.daemonUID = currentUID()
         idPrefix = String(UInt64(unixMilliseconds()), radix: 36)
     }
 
-    /// Starts the workers and waits until each one's loop runs.
+    /// Starts the workers; each `Worker` returns once its loop runs.
     func startWorkers() {
-        for w in config.workers {
-            let worker = Worker(name: w.name, mode: w.mode) { [unowned self] job, outcome in
-                loop.perform(inModes: [.common]) { self.jobFinished(job, outcome) }
-            }
-            workers.append(worker)
-            workersByName[w.name] = worker
+        for w in config.workers { addWorker(name: w.name, mode: w.mode) }
+    }
+
+    func addWorker(name: String, mode: String) {
+        let loop = self.loop
+        let worker = Worker(name: name, mode: mode) { [unowned self] job, outcome in
+            loop.perform(inModes: [.common]) { self.jobFinished(job, outcome) }
         }
+        workers.append(worker)
+        workersByName[name] = worker
     }
 
     /// Group commit: one journal write and fsync per main-loop pass.
@@ -64,10 +73,6 @@ final class Server: @unchecked Sendable {
         }
         commitObserver = o
         loop.add(o, forMode: .common)
-    }
-
-    func log(_ level: LogLevel, _ message: String, _ fields: [(LogField, String)] = []) {
-        log(level, message, fields)
     }
 
     // MARK: connections

@@ -1,0 +1,122 @@
+/// The loopd under test: a real child process on a throw-away config (socket
+/// and state directory in the run's temp directory, journal fsync on).
+final class LoopdProcess {
+    let pid: pid_t
+    let socketPath: String
+    let logPath: String
+    let binary: String
+
+    init(binary: String, directory: String, workers: Int) throws(BenchError) {
+        self.binary = binary
+        socketPath = directory + "/loopd.sock"
+        logPath = directory + "/loopd.log"
+        let configPath = directory + "/loopd.toml"
+        var config = """
+            # Written by LoopdBench for one run.
+            [server]
+            socket = \(tomlString(socketPath))
+            state_dir = \(tomlString(directory + "/state"))
+            shutdown_grace_ms = 1000
+
+            [journal]
+            fsync = true
+
+            """
+        for k in 1...workers { config += "\n[[workers]]\nname = \"w\(k)\"\n" }
+        try Files.write(configPath, config)
+        pid = try Processes.spawn(binary, ["--config", configPath], cwd: directory, logPath: logPath)
+        Children.loopd.store(pid, ordering: .releasing)
+        try waitReady(seconds: 15)
+    }
+
+    /// Connects and pings until loopd answers; fails early if it exits.
+    private func waitReady(seconds: Double) throws(BenchError) {
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        var lastError = "not started"
+        while monotonicNow() < deadline {
+            if let status = Processes.exitStatus(pid) {
+                Children.loopd.store(0, ordering: .releasing)
+                throw BenchError("loopd \(status) at start:\n\(logTail())")
+            }
+            do {
+                let connection = try Connection(path: socketPath, ioTimeoutSeconds: 5)
+                let reply = try connection.roundTrip(#"{"id":0,"op":"ping"}"#)
+                guard reply.hasPrefix(#"{"id":0,"ok":true"#) else { throw BenchError("ping answered \(reply)") }
+                return
+            } catch {
+                lastError = error.description
+            }
+            sleepMilliseconds(20)
+        }
+        throw BenchError("loopd did not answer a ping within \(seconds) s (\(lastError)):\n\(logTail())")
+    }
+
+    /// Throws if loopd has exited.
+    func checkAlive() throws(BenchError) {
+        if let status = Processes.exitStatus(pid) {
+            Children.loopd.store(0, ordering: .releasing)
+            throw BenchError("loopd \(status) during the run:\n\(logTail())")
+        }
+    }
+
+    var cpuSeconds: Double { Processes.cpuSeconds(pid) ?? 0 }
+
+    /// Waits (bounded) until no job is queued or running, so one scenario's
+    /// left-overs (async submits still running) do not load the next one.
+    func waitIdle(seconds: Double) throws(BenchError) {
+        let connection = try Connection(path: socketPath, ioTimeoutSeconds: 5)
+        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        var reply = ""
+        while monotonicNow() < deadline {
+            reply = try connection.roundTrip(#"{"id":"idle","op":"stats"}"#)
+            if Self.field(reply, "queued") == 0 && Self.field(reply, "running") == 0 { return }
+            sleepMilliseconds(20)
+        }
+        throw BenchError("loopd still busy after \(seconds) s: \(reply)")
+    }
+
+    /// The integer after `"name":` in a reply line.
+    static func field(_ line: String, _ name: String) -> Int? {
+        let key = "\"\(name)\":"
+        guard let range = line.range(of: key) else { return nil }
+        return Int(line[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// SIGTERM (SIGKILL after a grace); how it ended.
+    func stop() -> String {
+        let how = Processes.stop(pid, graceSeconds: 5)
+        Children.loopd.store(0, ordering: .releasing)
+        return how
+    }
+
+    func logTail() -> String {
+        let lines = (Files.read(logPath) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.suffix(20).map { "    " + $0 }.joined(separator: "\n")
+    }
+}
+
+/// A TOML basic string.
+private func tomlString(_ s: String) -> String {
+    var out = "\""
+    for c in s.unicodeScalars {
+        switch c {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        default: out.unicodeScalars.append(c)
+        }
+    }
+    return out + "\""
+}
+
+extension String {
+    /// The first occurrence of `needle` (no Foundation here).
+    func range(of needle: String) -> Range<String.Index>? {
+        guard !needle.isEmpty else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if self[i...].hasPrefix(needle) { return i..<index(i, offsetBy: needle.count) }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

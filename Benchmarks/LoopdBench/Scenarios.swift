@@ -1,0 +1,144 @@
+import Synchronization
+
+/// One loopd workload: `clients` connections, each its own thread keeping
+/// `depth` requests in flight (1: sequential), for `seconds`.
+struct Scenario: Sendable {
+    let name: String
+    let clients: Int
+    let depth: Int
+    let durable: Bool
+    let seconds: Double
+    /// Requests per client before the clock starts (connection and daemon warm-up).
+    let warmup: Int
+
+    var request: [UInt8] { durable ? Request.durableAsync : Request.noopWait }
+}
+
+/// What one run of a scenario measured.
+struct Measurement: Sendable {
+    /// Replies received (all verified).
+    var jobs: Int
+    /// From the first client's start to the last client's last reply.
+    var seconds: Double
+    /// Request-to-reply latency of every job, ns.
+    var latencies: [UInt64]
+    /// CPU seconds loopd and the benchmark used over the run (incl. warm-up).
+    var loopdCPU: Double
+    var benchCPU: Double
+    var wallSeconds: Double
+
+    var rate: Double { seconds > 0 ? Double(jobs) / seconds : 0 }
+}
+
+/// One client thread's outcome.
+private struct ClientRun: Sendable {
+    var jobs: Int
+    var start: UInt64
+    var end: UInt64
+    var latencies: [UInt64]
+}
+
+/// Where a client thread leaves its outcome; read after `join()`.
+private final class Slot: @unchecked Sendable {
+    var result: Result<ClientRun, BenchError> = .failure(BenchError("client thread did not run"))
+}
+
+/// Runs `scenario` against loopd's socket and returns its measurement.
+func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
+    let barrier = Barrier(count: scenario.clients + 1)
+    let slots = (0..<scenario.clients).map { _ in Slot() }
+    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
+    var threads: [JoinableThread] = []
+    var spawnError: BenchError?
+    for k in 0..<scenario.clients {
+        let slot = slots[k]
+        do {
+            threads.append(try JoinableThread(name: "client-\(k)") {
+                slot.result = clientThread(scenario, socketPath: socketPath, barrier: barrier)
+            })
+        } catch {
+            spawnError = error
+            break
+        }
+    }
+    if let spawnError {
+        // The started threads wait at the barrier for the missing ones: we
+        // cannot release them, and the run is over anyway.
+        throw spawnError
+    }
+    barrier.wait()
+    for t in threads { t.join() }
+    let wall = Double(monotonicNow() - wall0) / 1e9
+    let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
+
+    var runs: [ClientRun] = []
+    for slot in slots {
+        switch slot.result {
+        case .success(let r): runs.append(r)
+        case .failure(let e): throw e
+        }
+    }
+    let start = runs.map(\.start).min() ?? 0
+    let end = runs.map(\.end).max() ?? 0
+    var latencies: [UInt64] = []
+    latencies.reserveCapacity(runs.reduce(0) { $0 + $1.latencies.count })
+    for r in runs { latencies += r.latencies }
+    return Measurement(jobs: runs.reduce(0) { $0 + $1.jobs }, seconds: Double(end - start) / 1e9,
+                       latencies: latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall)
+}
+
+/// A client: connect, warm up, meet the others at the barrier, then keep
+/// `depth` requests in flight until the time is up, and drain.
+private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Barrier) -> Result<ClientRun, BenchError> {
+    var connection: Connection?
+    var setupError: BenchError?
+    do {
+        let c = try Connection(path: socketPath)
+        connection = c
+        if scenario.warmup > 0 {
+            _ = try drive(c, depth: scenario.depth, request: scenario.request, seconds: 30, limit: scenario.warmup)
+        }
+    } catch {
+        setupError = error
+    }
+    barrier.wait()  // every thread arrives, failed or not, so none waits for ever
+    if let setupError { return .failure(setupError) }
+    do {
+        return .success(try drive(connection!, depth: scenario.depth, request: scenario.request,
+                                  seconds: scenario.seconds, limit: Int.max))
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// Keeps `depth` requests in flight on `connection` for `seconds` (or until
+/// `limit` were sent), then waits for the rest of the replies. Every reply
+/// must carry the id of a request in flight, once.
+private func drive(_ connection: Connection, depth: Int, request: [UInt8], seconds: Double,
+                   limit: Int) throws(BenchError) -> ClientRun {
+    let expected = min(limit, Int(seconds * 200_000 / Double(max(depth, 1))) + 1024)
+    var flight = InFlight(expected: expected)
+    var latencies: [UInt64] = []
+    latencies.reserveCapacity(expected)
+    let start = monotonicNow()
+    let stopAt = start + UInt64(seconds * 1e9)
+    var now = start
+    let limit = Int64(limit)
+    while flight.count < depth && flight.sent < limit {
+        connection.enqueue(id: flight.next(at: now), suffix: request)
+    }
+    try connection.flush()
+    while flight.count > 0 {
+        try connection.receive { (id) throws(BenchError) in
+            latencies.append(try flight.answer(id, at: monotonicNow()))
+        }
+        now = monotonicNow()
+        if now < stopAt {
+            while flight.count < depth && flight.sent < limit {
+                connection.enqueue(id: flight.next(at: now), suffix: request)
+            }
+            try connection.flush()
+        }
+    }
+    return ClientRun(jobs: Int(flight.answered), start: start, end: now, latencies: latencies)
+}

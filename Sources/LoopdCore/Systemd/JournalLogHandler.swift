@@ -1,0 +1,117 @@
+import CSystemd
+import Glibc
+import Logging
+
+/// A swift-log handler writing native journal entries through
+/// sd_journal_sendv: MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_FILE,
+/// CODE_LINE, CODE_FUNC and every metadata key as a field (sanitized to a
+/// valid journal field name).
+public struct JournalLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    let identifier: String
+
+    public init(identifier: String) { self.identifier = identifier }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var fields: [String] = [
+            "MESSAGE=\(event.message)",
+            "PRIORITY=\(Self.priority(event.level))",
+            "SYSLOG_IDENTIFIER=\(identifier)",
+            "CODE_FILE=\(event.file)",
+            "CODE_LINE=\(event.line)",
+            "CODE_FUNC=\(event.function)",
+        ]
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        for (key, value) in merged {
+            guard let name = Self.fieldName(key) else { continue }
+            fields.append("\(name)=\(value)")
+        }
+        Self.send(fields)
+    }
+
+    /// syslog priority of a swift-log level.
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    /// A journal field name for a metadata key: uppercase ASCII letters,
+    /// digits and underscores, not starting with a digit or underscore, at
+    /// most 64 bytes. nil if nothing usable is left.
+    static func fieldName(_ key: String) -> String? {
+        var out = ""
+        for u in key.unicodeScalars {
+            switch u {
+            case "a"..."z": out.unicodeScalars.append(Unicode.Scalar(u.value - 32)!)
+            case "A"..."Z", "0"..."9": out.unicodeScalars.append(u)
+            default: out += "_"
+            }
+        }
+        while let first = out.first, first == "_" || first.isNumber { out.removeFirst() }
+        if out.count > 64 { out = String(out.prefix(64)) }
+        return out.isEmpty ? nil : out
+    }
+
+    private static func send(_ fields: [String]) {
+        var storage = fields.map { Array($0.utf8) }
+        var iovecs: [iovec] = []
+        iovecs.reserveCapacity(storage.count)
+        for i in storage.indices {
+            storage[i].withUnsafeMutableBytes { raw in
+                iovecs.append(iovec(iov_base: raw.baseAddress, iov_len: raw.count))
+            }
+        }
+        // The buffers stay alive (and unmoved) in `storage` through the call.
+        withExtendedLifetime(storage) {
+            _ = sd_journal_sendv(iovecs, Int32(iovecs.count))
+        }
+    }
+}
+
+/// Plain `loopd LEVEL: message KEY=value…` lines on stderr, for a terminal
+/// or a log file: used when not running under journald.
+public struct StderrLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var line = "loopd \(event.level): \(event.message)"
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        for (k, v) in merged.sorted(by: { $0.key < $1.key }) where k != "MESSAGE_ID" { line += " \(k)=\(v)" }
+        line += "\n"
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Whether stderr is connected to journald (JOURNAL_STREAM names the
+/// device and inode of the stream systemd gave us; a redirect breaks it).
+func stderrIsJournal(environment: [String: String]) -> Bool {
+    guard let value = environment["JOURNAL_STREAM"] else { return false }
+    let parts = value.split(separator: ":")
+    guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return false }
+    var st = stat()
+    guard fstat(2, &st) == 0 else { return false }
+    return UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino
+}
