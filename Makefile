@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build test test-tsan bench bench-quick example clean
+.PHONY: setup build run test test-tsan bench bench-quick example clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -13,6 +13,13 @@ setup:
 
 build: setup
 	$(SWIFT) build
+
+## loopd in the foreground on Config/loopd.toml, socket ./loopd.sock;
+## in another terminal: .build/release/loopctl ping
+run: setup
+	$(SWIFT) build -c release --product loopctl
+	$(SWIFT) build -c release --product loopd
+	.build/release/loopd --config Config/loopd.toml
 
 ## The whole suite, then again under ThreadSanitizer.
 test: setup
@@ -36,3 +43,71 @@ example:
 
 clean:
 	rm -rf .build .build-tsan .build-bench
+
+## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
+## units, config (an existing one is kept), journal catalog, sysusers file.
+## DESTDIR= stages into a tree (then nothing is run on this machine); PREFIX=
+## moves binaries and data, and the unit's ExecStart= follows BINDIR.
+## Then: systemctl enable --now loopd.socket
+.PHONY: install uninstall test-systemd
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR ?= /etc/systemd/system
+CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+DOCDIR ?= $(PREFIX)/share/doc/loopd
+RELEASE_SCRATCH ?= .build
+RELEASE_BUILD = $(SWIFT) build -c release --scratch-path $(RELEASE_SCRATCH)
+UNIT_PATHS = -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/loopd/|$(SYSCONFDIR)/loopd/|g' \
+	-e 's|/usr/local/share/doc/loopd/|$(DOCDIR)/|g'
+
+install:
+	$(RELEASE_BUILD) --product loopd
+	$(RELEASE_BUILD) --product loopctl
+	bin=$$($(RELEASE_BUILD) --show-bin-path) && \
+		install -d -m 0755 $(DESTDIR)$(BINDIR) && \
+		install -m 0755 $$bin/loopd $$bin/loopctl $(DESTDIR)$(BINDIR)/
+	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd
+	sed $(UNIT_PATHS) systemd/loopd.service >$(DESTDIR)$(UNITDIR)/loopd.service
+	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
+	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket
+	install -m 0644 systemd/loopd.catalog $(DESTDIR)$(CATALOGDIR)/loopd.catalog
+	install -m 0644 systemd/loopd.sysusers $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
+	install -m 0644 docs/OPERATIONS.md docs/PROTOCOL.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 Config/loopd.production.toml $(DESTDIR)$(DOCDIR)/loopd.production.toml
+	install -m 0644 Config/loopd.toml $(DESTDIR)$(DOCDIR)/loopd.reference.toml
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/loopd/loopd.toml ]; then \
+		echo "kept the existing $(SYSCONFDIR)/loopd/loopd.toml (the shipped one: $(DOCDIR)/loopd.production.toml)"; \
+	else install -m 0644 Config/loopd.production.toml $(DESTDIR)$(SYSCONFDIR)/loopd/loopd.toml; fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		set -e; \
+		systemd-sysusers $(SYSUSERSDIR)/loopd.conf; \
+		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		$(BINDIR)/loopd --check-config --config $(SYSCONFDIR)/loopd/loopd.toml; \
+		echo "installed; start with: systemctl enable --now loopd.socket"; \
+	fi
+
+## Removes what `make install` put in place, except the config in
+## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd and the group.
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now loopd.socket loopd.service || true; fi
+	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl \
+		$(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
+		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@if [ -z "$(DESTDIR)" ]; then \
+		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs) and the group loopd"; \
+	fi
+
+## loopd under a real systemd, booted privately for the test (needs root):
+## Tests/systemd/run.sh, after a release build in .build-systemd.
+test-systemd: setup
+	$(SWIFT) build -c release --scratch-path .build-systemd --product loopd
+	$(SWIFT) build -c release --scratch-path .build-systemd --product loopctl
+	Tests/systemd/run.sh

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One blocking connection to loopd, used by one thread. Requests are built
 /// into a reusable byte buffer; replies are checked cheaply: each line must
 /// start `{"id":N,"ok":true` (loopd always writes `id` then `ok` first), and
@@ -36,10 +40,7 @@ final class Connection {
     /// Writes everything queued, in one write when it fits the socket buffer.
     func flush() throws(BenchError) {
         guard !pending.isEmpty else { return }
-        let fd = self.fd
-        try pending.withUnsafeBytes { (raw) throws(BenchError) in
-            try UnixSocket.writeAll(fd, raw.baseAddress!, raw.count)
-        }
+        try UnixSocket.writeAll(fd, pending)
         pending.removeAll(keepingCapacity: true)
     }
 
@@ -184,7 +185,7 @@ enum Request {
 /// one of them, exactly once.
 struct InFlight {
     /// Send instant per id - 1 (ids are 1, 2, …); 0 once answered.
-    private var sentAt: [UInt64]
+    private var sentAt: [UInt64] = []
     private(set) var sent: Int64 = 0
     private(set) var answered: Int64 = 0
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The loopd under test: a real child process on a throw-away config (socket
 /// and state directory in the run's temp directory, journal fsync on).
 final class LoopdProcess {
@@ -6,7 +10,7 @@ final class LoopdProcess {
     let logPath: String
     let binary: String
 
-    init(binary: String, directory: String, workers: Int) throws(BenchError) {
+    init(binary: String, directory: String, workers: Int, logLevel: String?) throws(BenchError) {
         self.binary = binary
         socketPath = directory + "/loopd.sock"
         logPath = directory + "/loopd.log"
@@ -17,6 +21,7 @@ final class LoopdProcess {
             socket = \(tomlString(socketPath))
             state_dir = \(tomlString(directory + "/state"))
             shutdown_grace_ms = 1000
+            \(logLevel.map { "log_level = \(tomlString($0))" } ?? "")
 
             [journal]
             fsync = true
@@ -38,7 +43,7 @@ final class LoopdProcess {
                 Children.loopd.store(0, ordering: .releasing)
                 throw BenchError("loopd \(status) at start:\n\(logTail())")
             }
-            do {
+            do throws(BenchError) {
                 let connection = try Connection(path: socketPath, ioTimeoutSeconds: 5)
                 let reply = try connection.roundTrip(#"{"id":0,"op":"ping"}"#)
                 guard reply.hasPrefix(#"{"id":0,"ok":true"#) else { throw BenchError("ping answered \(reply)") }

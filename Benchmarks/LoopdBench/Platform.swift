@@ -85,6 +85,19 @@ enum UnixSocket {
         }
     }
 
+    /// Writes all of `bytes`.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(BenchError) {
+        var failure: BenchError?
+        bytes.withUnsafeBytes { raw in
+            do throws(BenchError) {
+                try writeAll(fd, raw.baseAddress!, raw.count)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// One read; 0 at end of stream.
     static func read(_ fd: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) throws(BenchError) -> Int {
         while true {
@@ -115,9 +128,7 @@ enum Files {
         guard fd >= 0 else { throw BenchError("open \(path): \(errnoText())") }
         defer { _ = Glibc.close(fd) }
         let bytes = Array(text.utf8)
-        try bytes.withUnsafeBytes { (raw) throws(BenchError) in
-            try UnixSocket.writeAll(fd, raw.baseAddress!, raw.count)
-        }
+        try UnixSocket.writeAll(fd, bytes)
     }
 
     static func read(_ path: String) -> String? {
@@ -154,20 +165,18 @@ enum Files {
         return dirs.lazy.map { $0 + "/" + name }.first(where: isExecutable)
     }
 
-    /// The kind of file system `path` is on ("ext4", "tmpfs", …).
+    /// The type of the file system `path` is on ("ext4", "tmpfs", …), from
+    /// the longest matching mount point in /proc/self/mounts.
     static func fileSystemName(_ path: String) -> String {
-        var info = statfs()
-        guard statfs(path, &info) == 0 else { return "unknown" }
-        let magic = UInt64(UInt32(truncatingIfNeeded: info.f_type))
-        switch magic {
-        case 0xEF53: return "ext4"
-        case 0x0102_1994: return "tmpfs"
-        case 0x5846_5342: return "xfs"
-        case 0x9123_683E: return "btrfs"
-        case 0x794C_7630: return "overlayfs"
-        case 0x6969: return "nfs"
-        default: return "fs 0x" + String(magic, radix: 16)
+        var best = (length: -1, type: "unknown")
+        for line in (read("/proc/self/mounts") ?? "").split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let mountPoint = String(fields[1])
+            let covers = mountPoint == "/" || path == mountPoint || path.hasPrefix(mountPoint + "/")
+            if covers && mountPoint.count >= best.length { best = (mountPoint.count, String(fields[2])) }
         }
+        return best.type
     }
 }
 
@@ -364,4 +373,23 @@ private final class ThreadBody: Sendable {
         self.name = name
         self.body = body
     }
+}
+
+/// Writes to stderr without stdio's shared `FILE *` (not concurrency-safe in Swift 6).
+func writeStderr(_ text: String) { writeFD(2, text) }
+
+/// A line of the report on stdout, unbuffered, so it interleaves correctly
+/// with the progress lines on stderr.
+func out(_ text: String = "") { writeFD(1, text + "\n") }
+
+private func writeFD(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    var done = 0
+    while done < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return }
+        done += n
+    }
+    bytes.removeAll()
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The machine's request/response reference: redis-server on a Unix socket
 /// only, driven by redis-benchmark's PING test.
 final class RedisReference {
@@ -15,6 +19,9 @@ final class RedisReference {
         var rps: Double
         var p50ms: Double?
         var p99ms: Double?
+        /// Requests run, and CPU seconds redis-server spent on them.
+        var requests = 0
+        var serverCPU = 0.0
         /// Every test's req/s, for the notes.
         var all: [(String, Double)]
     }
@@ -47,7 +54,8 @@ final class RedisReference {
                 break
             }
             if monotonicNow() > deadline {
-                _ = stop()
+                Processes.stop(pid, graceSeconds: 2)
+                Children.redis.store(0, ordering: .releasing)
                 throw BenchError("redis-server did not answer PING within 10 s")
             }
             sleepMilliseconds(20)
@@ -60,13 +68,11 @@ final class RedisReference {
         guard let fd = try? UnixSocket.connect(path: path, ioTimeoutSeconds: 2) else { return nil }
         defer { UnixSocket.close(fd) }
         func ask(_ command: String) -> String? {
-            let bytes = Array(command.utf8)
-            do {
-                try bytes.withUnsafeBytes { (raw) throws(BenchError) in try UnixSocket.writeAll(fd, raw.baseAddress!, raw.count) }
-                var buffer = [UInt8](repeating: 0, count: 8192)
-                let n = try buffer.withUnsafeMutableBytes { (raw) throws(BenchError) in
-                    try UnixSocket.read(fd, raw.baseAddress!, raw.count)
-                }
+            do throws(BenchError) {
+                try UnixSocket.writeAll(fd, Array(command.utf8))
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8192, alignment: 1)
+                defer { buffer.deallocate() }
+                let n = try UnixSocket.read(fd, buffer.baseAddress!, buffer.count)
                 return String(decoding: buffer[0..<n], as: UTF8.self)
             } catch {
                 return nil
@@ -88,13 +94,17 @@ final class RedisReference {
                                       cwd: directory, logPath: out)
         Children.helper.store(pid, ordering: .releasing)
         defer { Children.helper.store(0, ordering: .releasing) }
+        let cpu0 = Processes.cpuSeconds(self.pid) ?? 0
         guard let status = Processes.waitExit(pid, seconds: timeoutSeconds) else {
             Processes.stop(pid, graceSeconds: 1)
             throw BenchError("redis-benchmark -c \(clients) -n \(requests) did not finish within \(timeoutSeconds) s")
         }
         let text = Files.read(out) ?? ""
         guard status == "exited 0" else { throw BenchError("redis-benchmark \(status): \(text)") }
-        return try Self.parseCSV(text)
+        var result = try Self.parseCSV(text)
+        result.requests = requests * result.all.count  // -t ping runs PING_INLINE and PING_MBULK
+        result.serverCPU = (Processes.cpuSeconds(self.pid) ?? 0) - cpu0
+        return result
     }
 
     /// Parses redis-benchmark's --csv output (header line, then one line per test).

@@ -1,8 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 import Synchronization
 
 /// One loopd workload: `clients` connections, each its own thread keeping
 /// `depth` requests in flight (1: sequential), for `seconds`.
 struct Scenario: Sendable {
+    /// The short name `--only` uses.
+    let key: String
     let name: String
     let clients: Int
     let depth: Int
@@ -22,7 +28,7 @@ struct Measurement: Sendable {
     var seconds: Double
     /// Request-to-reply latency of every job, ns.
     var latencies: [UInt64]
-    /// CPU seconds loopd and the benchmark used over the run (incl. warm-up).
+    /// CPU seconds loopd and the benchmark used over the measured run.
     var loopdCPU: Double
     var benchCPU: Double
     var wallSeconds: Double
@@ -47,7 +53,6 @@ private final class Slot: @unchecked Sendable {
 func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
     let barrier = Barrier(count: scenario.clients + 1)
     let slots = (0..<scenario.clients).map { _ in Slot() }
-    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
     var threads: [JoinableThread] = []
     var spawnError: BenchError?
     for k in 0..<scenario.clients {
@@ -66,7 +71,8 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(B
         // cannot release them, and the run is over anyway.
         throw spawnError
     }
-    barrier.wait()
+    barrier.wait()  // the clients have connected and warmed up; the measured run starts now
+    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
     for t in threads { t.join() }
     let wall = Double(monotonicNow() - wall0) / 1e9
     let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0

@@ -40,7 +40,7 @@ extension Loop {
 
     /// Runs the default mode until stopped or finished (R20).
     public func run() {
-        while run(mode: .default, timeout: nil) == .handledSource {}
+        run(mode: .default, timeout: nil)
     }
 
     private func runPasses(_ items: ModeItems, clock: LoopClock, deadline: LoopInstant?,

@@ -83,7 +83,7 @@ public final class JobJournal {
         self.compactionThresholdBytes = compactionThresholdBytes
         self.clock = clock
 
-        try JournalFile.makeDirectories(directory)
+        try JournalFile.makeDirectories(directory, sync: fsync)
         // A compaction that crashed before its rename left this half-built
         // copy; the log itself is still authoritative.
         try JournalFile.removeIfPresent(path + ".compact")
@@ -200,6 +200,9 @@ public final class JobJournal {
     /// Undoes a failed commit's effect on the file, best effort: if the cut
     /// (or its sync) fails too, `tailDirty` makes the next commit redo it
     /// before writing, and that commit's own sync makes the cut durable.
+    /// (Shrinking a file needs no space, so only EIO can stop the cut; a
+    /// crash in that window may replay whole records of the failed batch:
+    /// jobs that were refused might run, but none that was accepted is lost.)
     private func rollBack(truncating: Bool) {
         counters.failedCommits += 1
         oversizedSubmit = nil

@@ -119,15 +119,21 @@ final class JournalFile {
         return stat(path, &info) == 0
     }
 
-    /// Creates `path` and any missing parents with mode 0700.
-    static func makeDirectories(_ path: String) throws(JournalError) {
+    /// Creates `path` and any missing parents with mode 0700. When `sync`,
+    /// fsyncs the parent of each directory it creates, so the state
+    /// directory itself cannot vanish in a crash after a commit.
+    static func makeDirectories(_ path: String, sync: Bool) throws(JournalError) {
+        var parent = path.hasPrefix("/") ? "/" : "."
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += component
-            if mkdir(prefix, 0o700) == -1 {
+            if mkdir(prefix, 0o700) == 0 {
+                if sync { try syncDirectory(parent) }
+            } else {
                 let code = errno
                 if code != EEXIST { throw JournalError.unavailable(errno: code, path: prefix) }
             }
+            parent = prefix
             prefix += "/"
         }
     }

@@ -1,0 +1,272 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Progress on stderr, so stdout holds just the report.
+func progress(_ message: String) {
+    writeStderr("  \(message)\n")
+}
+
+/// One whole run: set up loopd and redis, measure in rounds, report, clean up.
+final class Bench {
+    let options: Options
+    let quick: Bool
+    let rounds: Int
+
+    let sequential1: Scenario
+    let clients16: Scenario
+    let pipelined64: Scenario
+    let clients50: Scenario
+    let durable: Scenario
+    var scenarios: [Scenario] { [sequential1, clients16, pipelined64, clients50, durable] }
+
+    /// How long each redis-benchmark run should last (sized from the previous one).
+    let redisSeconds: Double
+
+    private var directory = ""
+    private var loopd: LoopdProcess?
+    private var redis: RedisReference?
+    private var errors: [String] = []
+    private var measured: [String: [Measurement]] = [:]
+    private var failed: [String: String] = [:]
+    private var redisResults: [Int: [RedisReference.Result]] = [:]
+    private var redisRequests: [Int: Int]
+
+    init(_ options: Options) {
+        self.options = options
+        quick = options.quick
+        rounds = options.rounds ?? (quick ? 1 : 3)
+        sequential1 = Scenario(key: "seq1", name: "1 client, sequential", clients: 1, depth: 1, durable: false,
+                               seconds: quick ? 1 : 5, warmup: quick ? 200 : 1000)
+        clients16 = Scenario(key: "c16", name: "16 clients, sequential each", clients: 16, depth: 1, durable: false,
+                             seconds: quick ? 1 : 4, warmup: quick ? 20 : 100)
+        pipelined64 = Scenario(key: "pipe64", name: "1 client, 64 pipelined", clients: 1, depth: 64, durable: false,
+                               seconds: quick ? 1 : 4, warmup: quick ? 2000 : 10000)
+        clients50 = Scenario(key: "c50", name: "50 clients, sequential each", clients: 50, depth: 1, durable: false,
+                             seconds: quick ? 1 : 5, warmup: quick ? 20 : 100)
+        durable = Scenario(key: "durable", name: "durable async submits (1 client, 256 pipelined, fsync on)", clients: 1,
+                           depth: 256, durable: true, seconds: quick ? 1 : 4, warmup: quick ? 1000 : 5000)
+        redisSeconds = quick ? 0.75 : 4.0
+        redisRequests = [1: quick ? 5000 : 2000, 50: quick ? 50000 : 20000]
+    }
+
+    /// The process exit status.
+    func run() -> Int32 {
+        let runStart = monotonicNow()
+        let loadBefore = Processes.loadAverage()
+        let binary = options.loopdPath ?? ((Files.executableDirectory() ?? ".") + "/loopd")
+        guard Files.isExecutable(binary) else {
+            writeStderr("""
+                LoopdBench: no loopd at \(binary). Build it into the same directory:
+                  swift build -c release --scratch-path .build-e2e --product loopd\n
+                """)
+            return 1
+        }
+        do throws(BenchError) {
+            directory = try Files.makeTempDirectory(base: options.tmpBase, prefix: "loopd-bench-")
+        } catch {
+            writeStderr("LoopdBench: \(error)\n")
+            return 1
+        }
+        defer { cleanUp() }
+
+        out("## loopd end-to-end benchmark\(quick ? " (--quick)" : "")\n")
+        let daemon: LoopdProcess
+        do throws(BenchError) {
+            daemon = try LoopdProcess(binary: binary, directory: directory, workers: 2, logLevel: options.logLevel)
+            loopd = daemon
+        } catch {
+            writeStderr("LoopdBench: \(error)\n")
+            return 1
+        }
+        var reference = "none"
+        do throws(BenchError) {
+            let r = try RedisReference.start(directory: directory)
+            redis = r
+            reference = "\(r.version), `redis-benchmark -s SOCK -t ping -c N -n N --csv`"
+        } catch {
+            reference = "none (\(error))"
+            progress("no redis reference: \(error)")
+        }
+        let cpus = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
+              + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
+              + "\(Files.fileSystemName(directory)) (`\(directory)`)")
+        out("- reference: \(reference)")
+        out("- \(cpus) CPUs, load average before: \(loadBefore); \(rounds) round(s), medians reported\n")
+
+        if redis != nil && !quick {
+            // Calibration: size the measured redis runs to about `redisSeconds`.
+            measureRedis(clients: 1)
+            measureRedis(clients: 50)
+            redisResults = [:]
+        }
+        for round in 1...rounds {
+            progress("round \(round) of \(rounds)")
+            // Each loopd figure with a redis reference is taken right after it.
+            measureRedis(clients: 1)
+            measure(sequential1)
+            measure(clients16)
+            measure(pipelined64)
+            measureRedis(clients: 50)
+            measure(clients50)
+            measure(durable)
+        }
+
+        let table = report(cpus: cpus)
+        out("- load average after: \(Processes.loadAverage()); the run took "
+              + "\(Format.fixed(Double(monotonicNow() - runStart) / 1e9, 1)) s.")
+        if !errors.isEmpty {
+            out("\nErrors:")
+            for e in errors { out("- \(e)") }
+        }
+        let missed = table.rows.contains { ["MISS", "n/a", "ERROR"].contains($0.last ?? "") }
+        let loopdErrors = errors.contains { !$0.hasPrefix("redis") }
+        return loopdErrors ? 1 : (options.strict && missed ? 1 : 0)
+    }
+
+    // MARK: Measurements
+
+    private func selected(_ key: String) -> Bool { options.only?.contains(key) ?? true }
+
+    private func measureRedis(clients: Int) {
+        guard let redis, selected("redis") else { return }
+        let n = redisRequests[clients] ?? 10000
+        do throws(BenchError) {
+            let r = try redis.benchmark(clients: clients, requests: n, timeoutSeconds: quick ? 15 : 40)
+            redisResults[clients, default: []].append(r)
+            progress("redis PING -c \(clients) -n \(n): \(Format.count(r.rps)) req/s (\(r.test)), "
+                     + "p50 \(Format.latency(ms: r.p50ms))")
+            redisRequests[clients] = min(max(Int(r.rps * redisSeconds), 2000), 5_000_000)
+        } catch {
+            errors.append("redis -c \(clients): \(error)")
+            progress("redis -c \(clients): \(error)")
+        }
+    }
+
+    private func measure(_ scenario: Scenario) {
+        guard selected(scenario.key), failed[scenario.name] == nil, let daemon = loopd else { return }
+        do throws(BenchError) {
+            let m = try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon)
+            measured[scenario.name, default: []].append(m)
+            let p = Percentiles(m.latencies)
+            progress("\(scenario.name): \(Format.count(m.rate)) jobs/s, p50 \(Format.latency(p.percentile(50))), "
+                     + "p99 \(Format.latency(p.percentile(99))), loopd CPU "
+                     + "\(Format.fixed(m.loopdCPU / m.wallSeconds, 2)) cores")
+        } catch {
+            failed[scenario.name] = error.description
+            errors.append("\(scenario.name): \(error)")
+            progress("\(scenario.name): ERROR \(error)")
+        }
+        do throws(BenchError) {
+            try daemon.checkAlive()
+            try daemon.waitIdle(seconds: 30)
+        } catch {
+            errors.append("after \(scenario.name): \(error)")
+            progress("\(error)")
+            _ = daemon.stop()
+            loopd = nil  // gone or wedged: nothing more to measure
+        }
+    }
+
+    /// Stops the children and removes the temp directory.
+    private func cleanUp() {
+        if let loopd {
+            let how = loopd.stop()
+            if how != "exited 0" { progress("loopd \(how)") }
+        }
+        loopd = nil
+        if let redis { _ = redis.stop() }
+        redis = nil
+        Children.killAll()
+        guard !directory.isEmpty else { return }
+        if options.keep {
+            progress("kept \(directory)")
+        } else if let pid = try? Processes.spawn("/bin/rm", ["-rf", directory], cwd: "/", logPath: "/dev/null",
+                                                  dieWithParent: false) {
+            _ = Processes.waitExit(pid, seconds: 10)
+        }
+    }
+
+    // MARK: Report
+
+    private struct Target {
+        let text: String
+        /// (loopd rate, redis rate) → pass; nil when it cannot be judged.
+        let check: (Double, Double?) -> Bool?
+    }
+
+    private func row(_ scenario: Scenario, redisClients: Int?, target: Target?) -> [String] {
+        let runs = measured[scenario.name] ?? []
+        let rate = median(runs.map(\.rate))
+        let p = Percentiles(runs.flatMap(\.latencies))
+        let redisRate = redisClients.flatMap { c in median((redisResults[c] ?? []).map(\.rps)) }
+        var ratio = "—"
+        if let rate, let redisRate { ratio = Format.percent(rate / redisRate) }
+        var verdict = failed[scenario.name] != nil ? "ERROR" : "—"
+        if let target, failed[scenario.name] == nil {
+            if let rate, let pass = target.check(rate, redisRate) {
+                verdict = pass ? "PASS" : "MISS"
+            } else {
+                verdict = "n/a"
+            }
+        }
+        return [scenario.name, rate.map(Format.count) ?? "—",
+                Format.latency(p.percentile(50)), Format.latency(p.percentile(99)),
+                redisRate.map(Format.count) ?? "—", ratio, target?.text ?? "—", verdict]
+    }
+
+    private func report(cpus: Int) -> MarkdownTable {
+        var table = MarkdownTable(columns: ["scenario", "loopd jobs/s", "p50", "p99", "redis req/s", "ratio",
+                                            "target", "PASS/MISS"])
+        table.add(row(sequential1, redisClients: 1,
+                      target: Target(text: "≥ 60% of redis PING, 1 client") { r, ref in ref.map { r >= 0.6 * $0 } }))
+        table.add(row(clients16, redisClients: nil, target: nil))
+        table.add(row(pipelined64, redisClients: nil,
+                      target: Target(text: "≥ 100,000 jobs/s") { r, _ in r >= 100_000 }))
+        table.add(row(clients50, redisClients: 50,
+                      target: Target(text: "≥ 50% of redis PING, 50 clients") { r, ref in ref.map { r >= 0.5 * $0 } }))
+        table.add(row(durable, redisClients: nil,
+                      target: Target(text: "≥ 20,000 acks/s, fsync on") { r, _ in r >= 20_000 }))
+        out(table.render())
+
+        // Per-round figures and where the CPU went, to judge stability.
+        var details = MarkdownTable(columns: ["measurement", "per round (jobs/s or req/s)", "jobs measured",
+                                              "server CPU", "server CPU per job", "bench CPU", "p50 / p99 per round"])
+        for scenario in scenarios {
+            let runs = measured[scenario.name] ?? []
+            let wall = runs.reduce(0) { $0 + $1.wallSeconds }
+            let jobs = runs.reduce(0) { $0 + $1.jobs }
+            let loopdCPU = runs.reduce(0) { $0 + $1.loopdCPU }
+            func cores(_ seconds: Double) -> String { wall > 0 ? Format.fixed(seconds / wall, 2) + " cores" : "—" }
+            details.add([scenario.name, runs.map { Format.count($0.rate) }.joined(separator: " / "),
+                         Format.count(Double(jobs)), cores(loopdCPU),
+                         jobs > 0 ? Format.fixed(loopdCPU / Double(jobs) * 1e6, 1) + " µs" : "—",
+                         cores(runs.reduce(0) { $0 + $1.benchCPU }),
+                         runs.map {
+                             let p = Percentiles($0.latencies)
+                             return "\(Format.latency(p.percentile(50))) / \(Format.latency(p.percentile(99)))"
+                         }.joined(separator: ", ")])
+        }
+        for clients in [1, 50] {
+            let runs = redisResults[clients] ?? []
+            let requests = runs.reduce(0) { $0 + $1.requests }
+            let cpu = runs.reduce(0) { $0 + $1.serverCPU }
+            details.add(["redis PING, \(clients) client\(clients == 1 ? "" : "s")",
+                         runs.map { "\(Format.count($0.rps)) (\($0.test))" }.joined(separator: " / "),
+                         Format.count(Double(requests)), "—",
+                         requests > 0 ? Format.fixed(cpu / Double(requests) * 1e6, 1) + " µs" : "—", "—",
+                         runs.map { "\(Format.latency(ms: $0.p50ms)) / \(Format.latency(ms: $0.p99ms))" }
+                             .joined(separator: ", ")])
+        }
+        out(details.render())
+        out("- loopd jobs/s: verified replies ÷ (first request → last reply), all clients; median of the rounds. "
+              + "p50/p99: request written → reply read, every job of every round. Every reply's id was checked "
+              + "against the requests in flight on its connection.")
+        out("- redis: the faster of PING_INLINE and PING_MBULK per run; ratio = loopd median ÷ redis median.")
+        out("- server CPU = loopd's (all its threads) CPU seconds ÷ wall seconds of the measured run, "
+            + "and ÷ its jobs; redis: redis-server's CPU ÷ requests (both PING tests). "
+            + "CPU per job depends far less on what else runs on the machine than jobs/s does. \(cpus) CPUs.")
+        return table
+    }
+}

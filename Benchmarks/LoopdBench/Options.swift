@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Options {
+    var quick = false
+    var strict = false
+    var rounds: Int?
+    var loopdPath: String?
+    var tmpBase = "/tmp"
+    var keep = false
+    /// loopd's server.log_level; nil: its default (info: one record per finished job).
+    var logLevel: String?
+    /// Measurements to run (default all): seq1 c16 pipe64 c50 durable redis.
+    var only: Set<String>?
+    static let measurements: Set<String> = ["seq1", "c16", "pipe64", "c50", "durable", "redis"]
+
+    static let usage = """
+        usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L]
+                  [--only seq1,c16,pipe64,c50,durable,redis]
+          --quick      short smoke run (CI); exits 0 even when targets are missed
+          --strict     exit 1 when a target is missed
+          --rounds N   repetitions of every measurement (default 3, quick 1); medians are reported
+          --loopd PATH the daemon to test (default: loopd next to this executable)
+          --tmp DIR    where the run's socket/state/log directory is made (default /tmp;
+                       put it on a real disk: the durable scenario fsyncs there)
+          --keep       keep that directory (loopd.log, journal, redis-benchmark output)
+          --only LIST  run only these measurements (for profiling); the table shows the rest as —
+          --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)
+        """
+
+    static func parse(_ args: [String]) -> Options {
+        var o = Options()
+        var k = 0
+        func value() -> String {
+            k += 1
+            guard k < args.count else { fail("\(args[k - 1]) needs a value") }
+            return args[k]
+        }
+        while k < args.count {
+            switch args[k] {
+            case "--quick": o.quick = true
+            case "--strict": o.strict = true
+            case "--rounds":
+                guard let n = Int(value()), (1...20).contains(n) else { fail("--rounds takes 1...20") }
+                o.rounds = n
+            case "--loopd": o.loopdPath = value()
+            case "--tmp": o.tmpBase = value()
+            case "--keep": o.keep = true
+            case "--log-level": o.logLevel = value()
+            case "--only":
+                let names = Set(value().split(separator: ",").map(String.init))
+                guard names.isSubset(of: measurements) else { fail("--only takes \(measurements.sorted().joined(separator: ","))") }
+                o.only = names
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: fail("unknown argument \(args[k])")
+            }
+            k += 1
+        }
+        return o
+    }
+
+    private static func fail(_ message: String) -> Never {
+        writeStderr("LoopdBench: \(message)\n\(usage)\n")
+        exit(2)
+    }
+}
+

@@ -1,0 +1,544 @@
+#!/usr/bin/env bash
+# loopd under a real systemd 252, booted privately for this test (needs root).
+#
+# The build machines' PID 1 is not systemd, so this boots one as PID 1 of its
+# own PID and mount namespaces (../shared/notes/systemd-in-a-namespace.md):
+# private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
+# clean-up would otherwise empty the host's /tmp), --unit=basic.target (no
+# host services), everything that talks to it through nsenter, and a trap
+# that always kills it.
+#
+# Where the test installs, and why: the namespace also gets copy-on-write
+# overlays on /etc, /var/lib and /usr/local, whose upper layers live on a
+# tmpfs that only the namespace sees (mounted on $SCRATCH/systemd-test/ns).
+# So the test runs the real `make install` (binaries to /usr/local/bin, units
+# to /etc/systemd/system, config, catalog, sysusers group) and the real
+# `systemctl enable --now loopd.socket`, with the shipped units unmodified
+# (ExecStart=/usr/local/bin/loopd --config /etc/loopd/loopd.toml), yet the
+# host's /etc, /var/lib and /usr/local are never written. The binaries the
+# service runs are copies in that overlay: readable by its DynamicUser and
+# outside /tmp and /home, which its sandbox hides. The only test-specific
+# settings are a drop-in in /run/systemd/system/loopd.service.d (short
+# WatchdogSec=, RestartSec=, TimeoutStopSec=) and a test config in
+# /etc/loopd/loopd.toml derived from Config/loopd.production.toml
+# (debug_actions on, 1000 ms stall threshold, 5000 ms grace, an extra worker).
+#
+# Prints PASS/FAIL per check and ends with "N passed, M failed"; exits
+# non-zero on any failure. The test part is bounded (TEST_BUDGET seconds,
+# every wait has its own timeout); the release build before it is not.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd -P)
+SCRATCH=${LOOPD_SYSTEMD_SCRATCH:-.build-systemd}
+WORK=$ROOT/$SCRATCH/systemd-test
+NSDIR=$WORK/ns
+SOCK=/run/loopd.sock
+UNITS=/etc/systemd/system
+WATCHDOG_SEC=4
+RESTART_SEC=2
+GRACE_MS=5000
+STALL_MS=1000
+TEST_BUDGET=${TEST_BUDGET:-280}
+export PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+passed=0
+failed=0
+WHY=""
+SYSTEMD_PID=""
+UNSHARE_PID=""
+BUDGET_PID=""
+CLIENT_PID=""
+
+pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$1"; }
+fail() { failed=$((failed + 1)); printf 'FAIL %s%s\n' "$1" "${2:+ -- $2}"; }
+# check NAME FUNCTION: runs FUNCTION (which sets WHY before returning 1).
+check() {
+    local name=$1
+    shift
+    WHY=""
+    if "$@"; then pass "$name"; else fail "$name" "$WHY"; fi
+}
+note() { printf '     %s\n' "$*"; }
+
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM ERR
+    set +e
+    [ -n "$CLIENT_PID" ] && kill -KILL "$CLIENT_PID" 2>/dev/null
+    [ -n "$SYSTEMD_PID" ] && kill -KILL "$SYSTEMD_PID" 2>/dev/null
+    [ -n "$UNSHARE_PID" ] && kill -KILL "$UNSHARE_PID" 2>/dev/null
+    [ -n "$UNSHARE_PID" ] && wait "$UNSHARE_PID" 2>/dev/null
+    [ -n "$BUDGET_PID" ] && kill -TERM "$BUDGET_PID" 2>/dev/null
+    [ -n "$BUDGET_PID" ] && wait "$BUDGET_PID" 2>/dev/null
+    if [ -n "$SYSTEMD_PID" ] && [ -e "/proc/$SYSTEMD_PID" ]; then
+        fail "teardown" "the private systemd ($SYSTEMD_PID) is still alive"
+    fi
+    [ "$rc" = 0 ] || [ "$failed" -gt 0 ] || fail "run" "aborted with status $rc"
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ] && [ "$rc" = 0 ] && exit 0
+    exit 1
+}
+trap cleanup EXIT
+trap 'fail "run" "interrupted"; exit 130' INT
+trap 'fail "run" "time budget of ${TEST_BUDGET}s exceeded"; exit 124' TERM
+trap 'fail "run" "unexpected error at line $LINENO: $BASH_COMMAND"' ERR
+
+# ---- helpers -----------------------------------------------------------------
+
+# ns [TIMEOUT] CMD...: runs CMD inside the namespaces (default 30 s bound).
+ns() {
+    local t=30
+    if [[ $1 =~ ^[0-9]+$ ]]; then t=$1; shift; fi
+    timeout -k 2 "$t" nsenter -t "$SYSTEMD_PID" -m -p -u -- "$@"
+}
+ctl() { ns 30 env LOOPD_SOCKET="$SOCK" /usr/local/bin/loopctl "$@"; }
+prop() { ns systemctl show -p "$1" --value "${2:-loopd.service}"; }
+journal() { ns journalctl --no-pager "$@"; }
+# wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds.
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    while ! "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.2
+    done
+}
+# jget FIELD JSON: a string member of a one-line JSON object (journalctl -o
+# json, loopctl --json). Enough for the values these checks read.
+jget() { grep -o "\"$1\":\"[^\"]*\"" <<<"$2" | head -n 1 | sed 's/^"[^"]*":"//; s/"$//'; }
+# mid NAME: the MESSAGE_ID loopd uses for NAME (MessageIDs.swift).
+mid() { sed -n "s/.*case $1 = \"\\([0-9a-f]\\{32\\}\\)\".*/\\1/p" Sources/LoopdCore/Systemd/MessageIDs.swift; }
+# entries MATCH...: loopd's journal entries matching, one JSON object a line.
+entries() { journal -u loopd.service -o json "$@" 2>/dev/null || true; }
+has_entry() { [ -n "$(entries "$@")" ]; }
+# What the service manager itself logged about loopd.service.
+systemd_about_loopd() { journal _PID=1 UNIT=loopd.service "$@" 2>/dev/null || true; }
+job_of() { jget job "$1"; }
+active_pid() {
+    [ "$(prop ActiveState)" = active ] && [ "$(prop SubState)" = running ] && [ "$(prop MainPID)" != 0 ]
+}
+socket_node_ok() { [ "$(ns stat -c '%a %U %G %F' "$SOCK" 2>/dev/null)" = "660 root loopd socket" ]; }
+job_state() { jget state "$(ctl status --json "$1" 2>/dev/null)"; }
+
+# ---- preflight and build (not part of the time budget) -----------------------
+
+[ "$(id -u)" = 0 ] || { fail "preflight" "needs root (it boots a systemd in new namespaces)"; exit 1; }
+for tool in unshare nsenter setsid timeout /lib/systemd/systemd systemctl journalctl systemd-analyze make; do
+    command -v "$tool" >/dev/null || { fail "preflight" "missing $tool"; exit 1; }
+done
+case "$ROOT/" in
+/tmp/* | /var/tmp/*)
+    fail "preflight" "the checkout ($ROOT) is under /tmp or /var/tmp, which the namespace replaces with a private tmpfs"
+    exit 1
+    ;;
+esac
+mkdir -p "$WORK" "$NSDIR"
+for product in loopd loopctl; do
+    swift build -c release --scratch-path "$SCRATCH" --product "$product" >"$WORK/build-$product.log" 2>&1 ||
+        { fail "build $product" "$(tail -n 5 "$WORK/build-$product.log")"; exit 1; }
+done
+# Ids must be read from the source before anything depends on them.
+for name in started ready stopping reloaded reloadFailed workerStalled jobFailed jobFinished; do
+    [ -n "$(mid "$name")" ] || { fail "preflight" "no MessageID.$name in MessageIDs.swift"; exit 1; }
+done
+
+# The whole test part: a watchdog of our own ends it (the TERM trap).
+(
+    trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+    sleep "$TEST_BUDGET" &
+    sp=$!
+    wait "$sp" && kill -TERM $$
+) &
+BUDGET_PID=$!
+started_at=$SECONDS
+
+# ---- boot --------------------------------------------------------------------
+
+boot() {
+    # $1 = the tmpfs for the overlays' upper layers; seen only in the namespace.
+    local script='set -e
+        mount -t tmpfs tmpfs /tmp
+        mount -t tmpfs tmpfs /var/tmp
+        mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
+        mount -t tmpfs -o mode=0700 tmpfs "$1"
+        for d in /etc /var/lib /usr/local; do
+            n=$(echo "$d" | tr / _)
+            mkdir -p "$1/$n.upper" "$1/$n.work"
+            mount -t overlay overlay -o "lowerdir=$d,upperdir=$1/$n.upper,workdir=$1/$n.work" "$d"
+        done
+        exec env container=loopd-test /lib/systemd/systemd --system --unit=basic.target'
+    setsid unshare --pid --kill-child --mount --mount-proc --uts --propagation private \
+        sh -c "$script" sh "$NSDIR" >"$WORK/boot.log" 2>&1 </dev/null &
+    UNSHARE_PID=$!
+    local end=$((SECONDS + 15)) pid
+    while [ -z "$SYSTEMD_PID" ]; do
+        for pid in $(pgrep -P "$UNSHARE_PID" || true); do
+            [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = systemd ] && SYSTEMD_PID=$pid
+        done
+        [ -n "$SYSTEMD_PID" ] && break
+        [ "$SECONDS" -lt "$end" ] || { WHY="systemd did not start: $(tail -n 5 "$WORK/boot.log")"; return 1; }
+        sleep 0.2
+    done
+    local state=""
+    end=$((SECONDS + 60))
+    while :; do
+        state=$(ns 10 systemctl is-system-running 2>/dev/null || true)
+        case "$state" in running | degraded) break ;; esac
+        [ "$SECONDS" -lt "$end" ] || { WHY="system state '$state' after 60 s"; return 1; }
+        sleep 0.5
+    done
+    [ "$state" = running ] || note "system is $state: $(ns systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
+    note "private systemd pid $SYSTEMD_PID, $state after $((SECONDS - started_at)) s"
+}
+check "boot a private systemd 252 as PID 1 of new namespaces" boot || true
+if [ -z "$SYSTEMD_PID" ] || [ "$failed" -gt 0 ]; then exit 1; fi
+
+# ---- install -----------------------------------------------------------------
+
+t_install() {
+    ns 240 make -C "$ROOT" install RELEASE_SCRATCH="$SCRATCH" >"$WORK/install.log" 2>&1 ||
+        { WHY="make install failed: $(tail -n 5 "$WORK/install.log" | tr '\n' ' ')"; return 1; }
+    local f
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
+        /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+        /usr/local/share/doc/loopd/OPERATIONS.md; do
+        ns test -f "$f" || { WHY="make install did not install $f"; return 1; }
+    done
+    ns cmp -s "$ROOT/Config/loopd.production.toml" /etc/loopd/loopd.toml ||
+        { WHY="/etc/loopd/loopd.toml is not Config/loopd.production.toml"; return 1; }
+    ns getent group loopd >/dev/null || { WHY="systemd-sysusers did not create the group loopd"; return 1; }
+    # A second install keeps an edited config.
+    ns sh -c 'echo "# edited" >>/etc/loopd/loopd.toml'
+    ns 120 make -C "$ROOT" install RELEASE_SCRATCH="$SCRATCH" >>"$WORK/install.log" 2>&1 ||
+        { WHY="second make install failed"; return 1; }
+    ns grep -q '^# edited' /etc/loopd/loopd.toml || { WHY="make install overwrote an existing /etc/loopd/loopd.toml"; return 1; }
+}
+check "make install: binaries, units, config, catalog, sysusers group; an existing config is kept" t_install
+
+t_check_config() {
+    local out
+    out=$(ns /usr/local/bin/loopd --check-config --config /etc/loopd/loopd.toml 2>&1) || { WHY=$out; return 1; }
+}
+check "the installed config passes loopd --check-config" t_check_config
+
+t_catalog() {
+    local from_source from_catalog listed id
+    from_source=$(sed -n 's/.*case [A-Za-z]* = "\([0-9a-f]\{32\}\)".*/\1/p' Sources/LoopdCore/Systemd/MessageIDs.swift | sort)
+    from_catalog=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' systemd/loopd.catalog | sort)
+    [ "$from_source" = "$from_catalog" ] ||
+        { WHY="ids differ: source [$(echo $from_source)] catalog [$(echo $from_catalog)]"; return 1; }
+    listed=$(journal --list-catalog 2>/dev/null)
+    for id in $from_source; do
+        grep -q "^$id loopd:" <<<"$listed" || { WHY="journalctl --list-catalog lacks $id (update-catalog?)"; return 1; }
+    done
+}
+check "catalog: one entry per MessageID, known to journalctl after install" t_catalog
+
+t_verify() {
+    local out
+    out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" 2>&1) ||
+        { WHY="exit status $?: $out"; return 1; }
+    [ -z "$out" ] || { WHY="warnings: $(echo $out)"; return 1; }
+}
+check "systemd-analyze verify loopd.socket loopd.service: clean" t_verify
+
+t_security() {
+    local out score
+    out=$(ns systemd-analyze security --no-pager loopd.service 2>&1) || true
+    score=$(sed -n 's/.*Overall exposure level for loopd.service: \([0-9.]*\).*/\1/p' <<<"$out")
+    [ -n "$score" ] || { WHY="no score in: $(tail -n 2 <<<"$out")"; return 1; }
+    note "exposure $score; not covered: $(grep '✗' <<<"$out" | awk '{print $2}' | tr '\n' ' ')"
+    awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' || { WHY="exposure $score > 1.0"; return 1; }
+}
+check "systemd-analyze security loopd.service: exposure <= 1.0" t_security
+
+# ---- the test settings: a drop-in and a test config ----------------------------
+
+sed -e "s/^debug_actions = false$/debug_actions = true/" \
+    -e "s/^stall_threshold_ms = .*/stall_threshold_ms = $STALL_MS/" \
+    -e "s/^shutdown_grace_ms = .*/shutdown_grace_ms = $GRACE_MS/" \
+    "$ROOT/Config/loopd.production.toml" >"$WORK/loopd.toml"
+# A worker of its own for the durable job, so the queued client below does not
+# wait behind it in a serial lane.
+printf '\n[[workers]]\nname = "w3"\n' >>"$WORK/loopd.toml"
+grep -q '^debug_actions = true$' "$WORK/loopd.toml" && grep -q "^stall_threshold_ms = $STALL_MS\$" "$WORK/loopd.toml" &&
+    grep -q "^shutdown_grace_ms = $GRACE_MS\$" "$WORK/loopd.toml" ||
+    { fail "test config" "Config/loopd.production.toml no longer has the keys the test edits"; exit 1; }
+cat >"$WORK/50-test.conf" <<EOF
+# Tests/systemd/run.sh: a short watchdog and restart delay for the test.
+[Service]
+WatchdogSec=${WATCHDOG_SEC}s
+RestartSec=${RESTART_SEC}s
+TimeoutStopSec=$((GRACE_MS / 1000 + 5))s
+EOF
+ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
+ns install -D -m 0644 "$WORK/50-test.conf" /run/systemd/system/loopd.service.d/50-test.conf
+
+# ---- socket activation ---------------------------------------------------------
+
+t_socket() {
+    local out
+    out=$(ns systemctl enable --now loopd.socket 2>&1) || { WHY="enable --now failed: $out"; return 1; }
+    [ "$(prop ActiveState loopd.socket)" = active ] || { WHY="loopd.socket is $(prop ActiveState loopd.socket)"; return 1; }
+    [ "$(ns systemctl is-enabled loopd.socket 2>&1)" = enabled ] || { WHY="loopd.socket not enabled"; return 1; }
+    socket_node_ok || { WHY="$SOCK is '$(ns stat -c '%a %U %G %F' "$SOCK" 2>&1)', want 660 root loopd socket"; return 1; }
+    [ "$(prop ActiveState)" = inactive ] || { WHY="loopd.service already $(prop ActiveState) before any client"; return 1; }
+}
+check "systemctl enable --now loopd.socket: $SOCK 0660 root:loopd, loopd.service not started yet" t_socket
+
+t_activation() {
+    local out pid ready
+    out=$(ctl ping 2>&1) || { WHY="loopctl ping failed: $out"; return 1; }
+    wait_for 10 active_pid || { WHY="loopd.service is $(prop ActiveState)/$(prop SubState)"; return 1; }
+    pid=$(prop MainPID)
+    wait_for 5 has_entry _PID="$pid" MESSAGE_ID="$(mid ready)" || { WHY="no 'ready' entry from pid $pid"; return 1; }
+    ready=$(entries _PID="$pid" MESSAGE_ID="$(mid ready)")
+    grep -q 'from systemd' <<<"$(jget MESSAGE "$ready")" ||
+        { WHY="ready message does not say the socket came from systemd: $(jget MESSAGE "$ready")"; return 1; }
+    has_entry _PID="$pid" MESSAGE_ID="$(mid started)" || { WHY="no 'started' entry"; return 1; }
+    note "activated: pid $pid, $(jget MESSAGE "$ready")"
+}
+check "the first loopctl call activates loopd (Type=notify: active after READY=1, socket from systemd)" t_activation
+
+ECHO_REPLY="" FAIL_JOB="" W2_JOB=""
+t_jobs() {
+    local out
+    ECHO_REPLY=$(ctl submit --json --worker w1 echo hello systemd 2>&1) || { WHY="echo: $ECHO_REPLY"; return 1; }
+    grep -q '"output":"hello systemd"' <<<"$ECHO_REPLY" || { WHY="echo reply: $ECHO_REPLY"; return 1; }
+    out=$(ctl submit --json --worker w2 date 2>&1) || { WHY="exec action date: $out"; return 1; }
+    grep -q 'UTC' <<<"$out" || { WHY="date reply: $out"; return 1; }
+    W2_JOB=$(job_of "$out")
+    out=$(ctl submit --worker w1 noop 2>&1) || { WHY="noop: $out"; return 1; }
+    out=$(ctl submit --json --worker w1 fail boom 2>&1) && { WHY="fail exited 0: $out"; return 1; }
+    FAIL_JOB=$(job_of "$out")
+    [ -n "$FAIL_JOB" ] || { WHY="fail reply has no job id: $out"; return 1; }
+}
+check "jobs run: echo, an exec action (date), noop; fail fails with status 1" t_jobs
+
+t_status_text() {
+    status_ok() { grep -Eq 'completed [3-9]|completed [1-9][0-9]' <<<"$(prop StatusText)" && grep -Eq 'failed [1-9]' <<<"$(prop StatusText)"; }
+    wait_for 5 status_ok || { WHY="StatusText '$(prop StatusText)'"; return 1; }
+    note "StatusText: $(prop StatusText)"
+}
+check "systemctl show -p StatusText reflects the jobs (completed 3, failed 1)" t_status_text
+
+t_journal_fields() {
+    local id entry f v
+    id=$(job_of "$ECHO_REPLY")
+    [ -n "$id" ] || { WHY="no job id in $ECHO_REPLY"; return 1; }
+    wait_for 5 has_entry JOB_ID="$id" || { WHY="journalctl -u loopd JOB_ID=$id -o json: nothing"; return 1; }
+    entry=$(entries JOB_ID="$id")
+    [ "$(wc -l <<<"$entry")" = 1 ] || { WHY="$(wc -l <<<"$entry") entries for $id"; return 1; }
+    for f in JOB_ID:"$id" WORKER:w1 ACTION:echo RESULT:completed CLIENT_UID:0 PRIORITY:6 SYSLOG_IDENTIFIER:loopd \
+        MESSAGE_ID:"$(mid jobFinished)"; do
+        v=$(jget "${f%%:*}" "$entry")
+        [ "$v" = "${f#*:}" ] || { WHY="${f%%:*}='$v', want '${f#*:}' in $entry"; return 1; }
+    done
+    for f in DURATION_USEC CODE_LINE; do
+        [[ $(jget "$f" "$entry") =~ ^[0-9]+$ ]] || { WHY="$f not a number in $entry"; return 1; }
+    done
+    for f in CODE_FILE CODE_FUNC MESSAGE; do
+        [ -n "$(jget "$f" "$entry")" ] || { WHY="no $f in $entry"; return 1; }
+    done
+    note "$(jget MESSAGE "$entry") [CODE_FILE=$(jget CODE_FILE "$entry") DURATION_USEC=$(jget DURATION_USEC "$entry")]"
+}
+check "journalctl -u loopd JOB_ID=<id> -o json: the job's entry with its fields" t_journal_fields
+
+t_journal_failed() {
+    local entry
+    wait_for 5 has_entry JOB_ID="$FAIL_JOB" || { WHY="no entry for failed job $FAIL_JOB"; return 1; }
+    entry=$(entries JOB_ID="$FAIL_JOB")
+    [ "$(jget MESSAGE_ID "$entry")" = "$(mid jobFailed)" ] || { WHY="MESSAGE_ID $(jget MESSAGE_ID "$entry")"; return 1; }
+    [ "$(jget PRIORITY "$entry")" -le 4 ] || { WHY="PRIORITY $(jget PRIORITY "$entry")"; return 1; }
+    [ "$(jget RESULT "$entry")" = job_failed ] || { WHY="RESULT $(jget RESULT "$entry")"; return 1; }
+    [ "$(jget ACTION "$entry")" = fail ] || { WHY="ACTION $(jget ACTION "$entry")"; return 1; }
+}
+check "a failed job: MESSAGE_ID=job failed, PRIORITY<=warning, RESULT=job_failed" t_journal_failed
+
+t_journal_worker() {
+    has_entry WORKER=w2 JOB_ID="$W2_JOB" || { WHY="journalctl -u loopd WORKER=w2 lacks job $W2_JOB"; return 1; }
+    has_entry WORKER=w2 ACTION=echo && { WHY="WORKER=w2 also matched w1's echo job"; return 1; }
+    return 0
+}
+check "journalctl -u loopd WORKER=w2 selects w2's jobs only" t_journal_worker
+
+# ---- the watchdog ----------------------------------------------------------------
+
+DURABLE_JOB="" OLD_PID="" NEW_PID="" STALL_JOB="" STALL_AT=0
+t_watchdog() {
+    local out restarts end state
+    OLD_PID=$(prop MainPID)
+    restarts=$(prop NRestarts)
+    # Acknowledged (journaled) before the stall; still sleeping when loopd dies.
+    out=$(ctl submit --json --no-wait --durable --worker w3 sleep 15000 2>&1) || { WHY="durable submit: $out"; return 1; }
+    DURABLE_JOB=$(job_of "$out")
+    out=$(ctl submit --json --no-wait --worker w1 stall 60000 2>&1) || { WHY="stall submit: $out"; return 1; }
+    STALL_JOB=$(job_of "$out")
+    STALL_AT=$SECONDS
+    # While loopd is down, a client connects: it waits in the socket's backlog.
+    end=$((SECONDS + WATCHDOG_SEC + 10))
+    while [ "$(prop MainPID)" = "$OLD_PID" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+    state="$(prop ActiveState)/$(prop SubState)"
+    (ctl submit --worker w1 echo served after restart >"$WORK/queued.out" 2>&1; echo $? >"$WORK/queued.rc") &
+    CLIENT_PID=$!
+    echo "$state" >"$WORK/queued.state"
+    wait_for $((end - SECONDS)) active_pid ||
+        { WHY="not active again within WatchdogSec+10 s: $(prop ActiveState)/$(prop SubState)"; return 1; }
+    NEW_PID=$(prop MainPID)
+    [ "$NEW_PID" != "$OLD_PID" ] || { WHY="MainPID unchanged ($OLD_PID)"; return 1; }
+    [ "$(prop NRestarts)" -gt "$restarts" ] || { WHY="NRestarts $(prop NRestarts)"; return 1; }
+    note "stall at +0 s; loopd active again as pid $NEW_PID after $((SECONDS - STALL_AT)) s (bound $((WATCHDOG_SEC + 10)) s)"
+}
+check "a stall job: systemd kills loopd and restarts it within WatchdogSec+10 s" t_watchdog
+
+t_watchdog_recorded() {
+    local sysmsgs
+    sysmsgs=$(systemd_about_loopd -o cat)
+    grep -q 'Watchdog timeout' <<<"$sysmsgs" || { WHY="no 'Watchdog timeout' from systemd: $(tail -n 5 <<<"$sysmsgs")"; return 1; }
+    grep -q "Failed with result 'watchdog'" <<<"$sysmsgs" || { WHY="no \"Failed with result 'watchdog'\""; return 1; }
+    grep -q 'Scheduled restart job' <<<"$sysmsgs" || { WHY="no 'Scheduled restart job'"; return 1; }
+    if grep -q "State 'stop-watchdog' timed out" <<<"$sysmsgs"; then note "SIGABRT was not enough: systemd needed SIGKILL after TimeoutAbortSec="; fi
+}
+check "systemd recorded the watchdog failure (Watchdog timeout, result 'watchdog', restart)" t_watchdog_recorded
+
+t_stall_logged() {
+    local entry stall_us wd_us
+    entry=$(entries _PID="$OLD_PID" MESSAGE_ID="$(mid workerStalled)")
+    [ -n "$entry" ] || { WHY="no 'worker stalled' entry from pid $OLD_PID"; return 1; }
+    [ "$(jget WORKER "$entry")" = w1 ] || { WHY="WORKER '$(jget WORKER "$entry")'"; return 1; }
+    [ "$(jget JOB_ID "$entry")" = "$STALL_JOB" ] || { WHY="JOB_ID '$(jget JOB_ID "$entry")', want $STALL_JOB"; return 1; }
+    stall_us=$(jget __REALTIME_TIMESTAMP "$entry")
+    wd_us=$(jget __REALTIME_TIMESTAMP "$(systemd_about_loopd -o json -g 'Watchdog timeout')")
+    [ -n "$wd_us" ] && [ "$stall_us" -lt "$wd_us" ] || { WHY="stall entry ($stall_us) not before the watchdog timeout ($wd_us)"; return 1; }
+    note "$(jget MESSAGE "$entry") ($(((wd_us - stall_us) / 1000)) ms before systemd's timeout)"
+}
+check "before pings stopped loopd logged the stalled worker and job (MESSAGE_ID=worker stalled)" t_stall_logged
+
+t_backtrace() {
+    local out
+    out=$(journal -u loopd.service _PID="$OLD_PID" -o cat 2>/dev/null)
+    grep -Eq 'Program crashed|Backtrace|Thread [0-9]+ crashed' <<<"$out" ||
+        { WHY="no backtrace from pid $OLD_PID; its last lines: $(tail -n 3 <<<"$out" | tr '\n' ' ')"; return 1; }
+    note "$(grep -Em 1 'Program crashed|Backtrace' <<<"$out")"
+}
+check "the Swift runtime's SIGABRT backtrace is in the journal" t_backtrace
+
+t_queued() {
+    wait "$CLIENT_PID" 2>/dev/null || true
+    CLIENT_PID=""
+    local rc out state
+    rc=$(cat "$WORK/queued.rc" 2>/dev/null || echo none)
+    out=$(cat "$WORK/queued.out" 2>/dev/null)
+    state=$(cat "$WORK/queued.state")
+    [ "$rc" = 0 ] && [ "$out" = "served after restart" ] || { WHY="client status $rc, output '$out'"; return 1; }
+    case "$state" in active/running) WHY="the client connected while loopd was $state: nothing was tested"; return 1 ;; esac
+    note "connected while loopd.service was $state"
+}
+check "a client that connected while loopd was down is served after the restart" t_queued
+
+t_durable() {
+    local state entry
+    state=$(job_state "$DURABLE_JOB")
+    case "$state" in pending | running) ;; *) WHY="after the restart job $DURABLE_JOB is '$state'"; return 1 ;; esac
+    has_entry _PID="$OLD_PID" JOB_ID="$DURABLE_JOB" MESSAGE_ID="$(mid jobFinished)" &&
+        { WHY="it had finished before the kill: nothing was replayed"; return 1; }
+    wait_for 25 test "$(job_state "$DURABLE_JOB")" = completed ||
+        { WHY="job $DURABLE_JOB is '$(job_state "$DURABLE_JOB")' 25 s after the restart"; return 1; }
+    wait_for 5 has_entry _PID="$NEW_PID" JOB_ID="$DURABLE_JOB" MESSAGE_ID="$(mid jobFinished)" ||
+        { WHY="no finish entry from the new pid $NEW_PID"; return 1; }
+    entry=$(entries _PID="$NEW_PID" JOB_ID="$DURABLE_JOB" MESSAGE_ID="$(mid jobFinished)")
+    [ "$(jget RESULT "$entry")" = completed ] || { WHY="RESULT $(jget RESULT "$entry")"; return 1; }
+}
+check "the durable job acknowledged before the stall completes after the restart" t_durable
+
+t_after_restart() {
+    socket_node_ok || { WHY="$SOCK is gone or changed after the restart"; return 1; }
+    local out
+    out=$(ctl submit --worker w1 echo again 2>&1) || { WHY="w1 after restart: $out"; return 1; }
+    [ "$out" = again ] || { WHY="output '$out'"; return 1; }
+}
+check "after the restart the socket node is intact and w1 runs jobs again" t_after_restart
+
+# ---- reload ------------------------------------------------------------------------
+
+greet_ok() { [ "$(ctl submit --worker w2 greet 2>/dev/null)" = "hello from reload" ]; }
+t_reload() {
+    local pid out
+    pid=$(prop MainPID)
+    out=$(ctl submit --json --worker w2 greet 2>&1) && { WHY="greet exists before the reload: $out"; return 1; }
+    grep -q unknown_action <<<"$out" || { WHY="before the reload: $out"; return 1; }
+    printf '\n[actions.greet]\nargv = ["/bin/echo", "hello from reload"]\nallow_users = ["*"]\n' >>"$WORK/loopd.toml"
+    ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
+    out=$(ns systemctl reload loopd 2>&1) || { WHY="systemctl reload: $out"; return 1; }
+    wait_for 5 greet_ok || { WHY="greet after reload: $(ctl submit --worker w2 greet 2>&1)"; return 1; }
+    [ "$(prop MainPID)" = "$pid" ] || { WHY="MainPID changed: reload restarted loopd"; return 1; }
+    wait_for 5 has_entry _PID="$pid" MESSAGE_ID="$(mid reloaded)" || { WHY="no 'reloaded' entry"; return 1; }
+    wait_for 5 active_pid || { WHY="after reload: $(prop ActiveState)/$(prop SubState)"; return 1; }
+}
+check "systemctl reload loopd applies a changed action (same pid)" t_reload
+
+t_reload_invalid() {
+    local pid
+    pid=$(prop MainPID)
+    cp "$WORK/loopd.toml" "$WORK/loopd.good.toml"
+    sed -i 's/^max_line_bytes = .*/max_line_bytes = "lots"/' "$WORK/loopd.toml"
+    grep -q '^max_line_bytes = "lots"$' "$WORK/loopd.toml" || { WHY="could not break the config"; return 1; }
+    ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
+    ns systemctl reload loopd >/dev/null 2>&1 || true
+    wait_for 5 has_entry _PID="$pid" MESSAGE_ID="$(mid reloadFailed)" || { WHY="no 'reload refused' entry"; return 1; }
+    wait_for 5 active_pid || { WHY="after a bad reload: $(prop ActiveState)/$(prop SubState)"; return 1; }
+    [ "$(prop MainPID)" = "$pid" ] || { WHY="loopd restarted"; return 1; }
+    greet_ok || { WHY="the old config's greet action is gone"; return 1; }
+    note "$(jget MESSAGE "$(entries _PID="$pid" MESSAGE_ID="$(mid reloadFailed)" | tail -n 1)")"
+    cp "$WORK/loopd.good.toml" "$WORK/loopd.toml"
+    ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
+}
+check "an invalid config on reload is refused and logged; loopd keeps the old one" t_reload_invalid
+
+# ---- stop --------------------------------------------------------------------------
+
+t_stop() {
+    local pid out job t0 took entry
+    pid=$(prop MainPID)
+    out=$(ctl submit --json --no-wait --worker w2 sleep 2000 2>&1) || { WHY="submit: $out"; return 1; }
+    job=$(job_of "$out")
+    sleep 0.3
+    t0=$(date +%s%N)
+    out=$(ns $((GRACE_MS / 1000 + 15)) systemctl stop loopd 2>&1) || { WHY="systemctl stop: $out"; return 1; }
+    took=$((($(date +%s%N) - t0) / 1000000))
+    [ "$(prop ActiveState)" = inactive ] || { WHY="after stop: $(prop ActiveState)"; return 1; }
+    [ "$(prop ExecMainStatus)" = 0 ] && [ "$(prop ExecMainCode)" = 1 ] ||
+        { WHY="ExecMainCode=$(prop ExecMainCode) ExecMainStatus=$(prop ExecMainStatus)"; return 1; }
+    [ "$(prop Result)" = success ] || { WHY="Result=$(prop Result)"; return 1; }
+    [ "$took" -le $((GRACE_MS + 1000)) ] || { WHY="stop took $took ms, grace is $GRACE_MS ms"; return 1; }
+    has_entry _PID="$pid" MESSAGE_ID="$(mid stopping)" || { WHY="no 'stopping' entry"; return 1; }
+    wait_for 5 has_entry _PID="$pid" JOB_ID="$job" MESSAGE_ID="$(mid jobFinished)"
+    entry=$(entries _PID="$pid" JOB_ID="$job" MESSAGE_ID="$(mid jobFinished)")
+    [ "$(jget RESULT "$entry")" = completed ] || { WHY="the running sleep job did not finish during the drain"; return 1; }
+    note "stopped in $took ms with a 2000 ms job running (grace $GRACE_MS ms); Result=success, status 0"
+}
+check "systemctl stop loopd: drains the running job, exits 0 within the grace period" t_stop
+
+t_reactivate() {
+    [ "$(prop ActiveState loopd.socket)" = listening ] || [ "$(prop SubState loopd.socket)" = listening ] ||
+        { WHY="loopd.socket is $(prop SubState loopd.socket)"; return 1; }
+    socket_node_ok || { WHY="loopd unlinked $SOCK when it stopped"; return 1; }
+    local out
+    out=$(ctl ping 2>&1) || { WHY="ping after stop: $out"; return 1; }
+    wait_for 10 active_pid || { WHY="not reactivated"; return 1; }
+}
+check "after the stop the socket still listens (node kept) and the next client starts loopd again" t_reactivate
+
+t_uninstall() {
+    ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
+    local f
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket; do
+        ns test ! -e "$f" || { WHY="$f still there"; return 1; }
+    done
+    [ "$(prop ActiveState loopd.socket)" = inactive ] || { WHY="loopd.socket still $(prop ActiveState loopd.socket)"; return 1; }
+    ns test -f /etc/loopd/loopd.toml || { WHY="uninstall removed the config"; return 1; }
+}
+check "make uninstall: stops and removes units and binaries, keeps the config" t_uninstall
+
+note "test part took $((SECONDS - started_at)) s (budget ${TEST_BUDGET} s)"
