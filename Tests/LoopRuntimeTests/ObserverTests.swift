@@ -15,7 +15,7 @@ import Testing
             loop.add(activityLogger(some, [.entry, .beforeWaiting, .exit]), forMode: .default)
             loop.add(activityLogger(all), forMode: .default)
             loop.add(LoopTimer(after: .zero) { _ in }, forMode: .default)
-            _ = loop.run(mode: .default, timeout: .seconds(10))
+            _ = boundedRun(loop)
             return (some.all, all.all)
         }
         #expect(some == ["entry", "beforeWaiting", "exit"])

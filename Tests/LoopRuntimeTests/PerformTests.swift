@@ -13,7 +13,7 @@ import Testing
 
     @Test func R23_requestsRunSeriallyInTheOrderTheyWereQueued() {
         let worker = LoopThread(name: "r23-order")
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         let seen = Recorder<(Int, Int)>()
         let running = Atomic<Int>(0), overlaps = Atomic<Int>(0)
         let producers = (0..<4).map { p in
@@ -31,7 +31,7 @@ import Testing
             }
         }
         for p in producers { #expect(p.join() == true) }
-        worker.perform(waitUntilDone: true) {}
+        #expect(roundTrip(worker))
         let all = seen.all
         #expect(all.count == 1000)
         for p in 0..<4 {
@@ -42,7 +42,7 @@ import Testing
 
     @Test func R23_allQueuedRequestsRunInOnePass() {
         let worker = LoopThread(name: "r23-pass")
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         let passes = Counter()
         worker.loop.add(LoopObserver(activities: .beforeTimers) { _, _ in passes.increment() }, forMode: .default)
         let entered = Flag(), release = Flag()
@@ -54,7 +54,7 @@ import Testing
         let passOfRequest = Recorder<Int>()
         for _ in 0..<100 { worker.perform { passOfRequest.append(passes.count) } }
         release.open()
-        worker.perform(waitUntilDone: true) {}
+        #expect(roundTrip(worker))
         let seen = passOfRequest.all
         #expect(seen.count == 100)
         #expect(Set(seen).count == 1, "all queued requests ran in one pass, not one per pass")
@@ -62,16 +62,18 @@ import Testing
 
     @Test func R23_waitUntilDoneBlocksTheCallerUntilTheRequestHasRun() {
         let worker = LoopThread(name: "r23-wait")
-        defer { worker.stop() }
-        let done = Flag()
+        defer { shutDown(worker) }
         let ranOn = Slot<Bool>()
-        let queued = worker.perform(waitUntilDone: true) {
-            usleep(50_000)  // a slow request: a caller that did not wait would see it unfinished
-            ranOn.set(worker.loop.isCurrentThread)
-            done.open()
+        let doneWhenReturned = bounded { () -> Bool in
+            let done = Flag()
+            let queued = worker.perform(waitUntilDone: true) {
+                usleep(50_000)  // a slow request: a caller that did not wait would see it unfinished
+                ranOn.set(worker.loop.isCurrentThread)
+                done.open()
+            }
+            return queued && done.isOpen
         }
-        #expect(queued)
-        #expect(done.isOpen)
+        #expect(doneWhenReturned == true)
         #expect(ranOn.value == true)
     }
 
@@ -88,16 +90,16 @@ import Testing
         let ok = finished.wait()
         #expect(ok)
         #expect(log.all == ["before", "inner", "after"])
-        if ok { worker.stop() } else { abandon(worker) }  // a deadlocked thread cannot be joined
+        if ok { shutDown(worker) } else { abandon(worker) }  // a deadlocked thread cannot be joined
     }
 
     @Test func R23_requestsForAModeRunOnlyInThatMode() {
         let worker = LoopThread(name: "r23-modes")
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         let log = Recorder<String>()
         worker.perform(modes: ["r23-other"]) { log.append("other") }
         worker.perform(modes: [.default]) { log.append("default") }
-        worker.perform(waitUntilDone: true, modes: [.default]) {}
+        #expect(roundTrip(worker, modes: [.default]))
         #expect(log.all == ["default"], "the request for another mode waits")
         worker.setRunMode("r23-other")
         #expect(eventually { log.count == 2 })
@@ -139,10 +141,10 @@ import Testing
 
     @Test func R24_aStoppedLoopThreadRefusesRequests() {
         let worker = LoopThread(name: "r24-stopped")
-        worker.stop()
+        shutDown(worker)
         let ran = Counter()
         #expect(worker.perform { ran.increment() } == false)
-        #expect(worker.perform(waitUntilDone: true) { ran.increment() } == false)
+        #expect(bounded { worker.perform(waitUntilDone: true) { ran.increment() } } == false)
         #expect(ran.count == 0)
     }
 
@@ -151,7 +153,7 @@ import Testing
     @Test func R25_delayedRequestsDueTogetherRunInQueueOrderAndCancelledOnesNever() {
         let clock = ManualClock()
         let worker = LoopThread(name: "r25-order", clock: .manual(clock))
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         let log = Recorder<Int>()
         let tokens = (0..<5).map { i in worker.perform(afterDelay: .milliseconds(10)) { log.append(i) } }
         #expect(worker.cancelPerform(tokens[2]))
@@ -169,7 +171,7 @@ import Testing
     @Test func R25_delayedRequestsRunByDueTimeNotQueueOrder() {
         let clock = ManualClock()
         let worker = LoopThread(name: "r25-due", clock: .manual(clock))
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         let log = Recorder<String>()
         worker.perform(afterDelay: .milliseconds(20)) { log.append("20 ms, queued first") }
         worker.perform(afterDelay: .milliseconds(10)) { log.append("10 ms, queued second") }
@@ -190,7 +192,7 @@ import Testing
             let cancelled = loop.perform(afterDelay: .milliseconds(10)) { log.append("cancelled one ran") }
             cancelled.cancel()
             clock.advance(by: .milliseconds(30))
-            log.append("\(loop.run(mode: .default, timeout: .seconds(10)))")  // finished: the timer was one-shot
+            log.append("\(boundedRun(loop))")  // finished: the timer was one-shot
             log.append("timers left: \(loop.limitDate(forMode: .default) == nil ? 0 : 1)")
             return log.all
         }
@@ -200,7 +202,7 @@ import Testing
     /// Returns once the worker's loop has finished a pass begun after this
     /// call: two requests in a row straddle a pass's timer step.
     private func settle(_ worker: LoopThread) {
-        worker.perform(waitUntilDone: true) {}
-        worker.perform(waitUntilDone: true) {}
+        roundTrip(worker)
+        roundTrip(worker)
     }
 }

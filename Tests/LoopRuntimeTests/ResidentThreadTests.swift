@@ -7,29 +7,31 @@ import Testing
 @Suite struct ResidentThreadTests {
     @Test func R26_aResidentThreadRunsItsLoopWithNoItemsOfItsOwnAndServesRequests() {
         let worker = LoopThread(name: "r26-serve")
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         #expect(worker.isRunning)
         // No source or timer of the caller's: the thread's port keeps the loop
         // from finishing, so it sleeps instead of exiting.
         #expect(waitUntilSleeping(worker.loop))
         #expect(worker.loop.currentMode == .default)
         let where_ = Slot<String>()
-        #expect(worker.perform(waitUntilDone: true) {
-            where_.set("on its thread: \(worker.loop.isCurrentThread), same loop: \(Loop.current === worker.loop)")
-        })
+        #expect(bounded {
+            worker.perform(waitUntilDone: true) {
+                where_.set("on its thread: \(worker.loop.isCurrentThread), same loop: \(Loop.current === worker.loop)")
+            }
+        } == true)
         #expect(where_.value == "on its thread: true, same loop: true")
     }
 
     @Test func R26_stoppingTheLoopAloneDoesNotEndAResidentThread() {
         let worker = LoopThread(name: "r26-loopstop")
-        defer { worker.stop() }
+        defer { shutDown(worker) }
         #expect(waitUntilSleeping(worker.loop))
         let wakes = worker.loop.wakeUpCount
         worker.loop.stop()  // ends one run; the thread runs its loop again
         #expect(eventually { worker.loop.wakeUpCount > wakes && worker.loop.isWaiting })
         #expect(worker.isRunning)
         let served = Counter()
-        #expect(worker.perform(waitUntilDone: true) { served.increment() })
+        #expect(bounded { worker.perform(waitUntilDone: true) { served.increment() } } == true)
         #expect(served.count == 1)
     }
 
@@ -39,14 +41,14 @@ import Testing
         worker.loop.add(timer, forMode: .default)
         let ran = Counter()
         for _ in 0..<100 { worker.perform { ran.increment() } }
-        worker.stop()  // returns once the thread has been joined
+        shutDown(worker)  // stop() returns once the thread has been joined
         #expect(!worker.isRunning)
         #expect(ran.count == 100, "requests queued before stop() still ran")
         #expect(worker.loop.currentMode == nil, "the loop is no longer running")
         #expect(!timer.isValid, "the exiting thread tore its loop down")
         #expect(worker.perform { ran.increment() } == false)
         #expect(ran.count == 100)
-        worker.stop()  // a second stop is harmless
+        shutDown(worker)  // a second stop is harmless
     }
 
     @Test func R26_aResidentThreadFollowsItsRunModeAndStopsFromAnyMode() {
@@ -55,7 +57,7 @@ import Testing
         #expect(eventually { worker.loop.currentMode == "r26-custom" })
         worker.setRunMode("r26-other")
         #expect(eventually { worker.loop.currentMode == "r26-other" })
-        worker.stop()
+        shutDown(worker)
         #expect(!worker.isRunning)
     }
 }

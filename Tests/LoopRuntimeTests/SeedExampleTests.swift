@@ -10,7 +10,7 @@ import Testing
 
     @Test func listings3_3to3_9_aCustomInputSourceWithACommandBuffer() {
         let mainThread = LoopThread(name: "seed-main")  // the application's main thread
-        defer { mainThread.stop() }
+        defer { shutDown(mainThread) }
         let delegate = AppDelegate(mainThread: mainThread)
         let worker = TestThread("seed-worker") { () -> [Loop.RunResult] in
             // Listing 3-7: the worker creates the source and installs it on
@@ -44,7 +44,8 @@ import Testing
 
         // Listing 3-6: invalidating the source runs the cancel routine, which
         // unregisters it from the delegate (waiting for the main thread).
-        context.source.invalidate()
+        // (bounded: the cancel routine blocks until the main thread ran it)
+        #expect(bounded { context.source.invalidate() } != nil)
         #expect(delegate.sourcesToPing.isEmpty)
         // Its loop has nothing left; woken, the worker's run finishes.
         context.loop.wakeUp()

@@ -202,3 +202,49 @@ func modeName(_ loop: Loop) -> String { loop.currentMode?.rawValue ?? "none" }
 /// failing test does not hang in its deinit (which joins the thread).
 func abandon(_ thread: LoopThread) { abandonedThreads.withLock { $0.append(thread) } }
 private let abandonedThreads = Guarded<[LoopThread]>([])
+
+// MARK: bounded versions of the library's blocking calls
+
+/// Queues an empty request on `worker` and waits (bounded) until it ran:
+/// the worker's loop has then run a pass begun after this call.
+@discardableResult
+func roundTrip(_ worker: LoopThread, modes: [Loop.Mode]? = nil, _ seconds: Double = 10) -> Bool {
+    let ran = Flag()
+    guard worker.perform(waitUntilDone: false, modes: modes, { ran.open() }) else { return false }
+    return ran.wait(seconds)
+}
+
+/// Calls `body` (which may block in the library: `perform(waitUntilDone:)`,
+/// `stop()`) on another thread and waits for it, bounded; nil, with an
+/// issue recorded, if it did not return in time.
+func bounded<T: Sendable>(_ seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
+                          _ body: @escaping @Sendable () -> T) -> T? {
+    TestThread("bounded", body).join(seconds, sourceLocation: sourceLocation)
+}
+
+/// `worker.stop()` (which joins the thread), bounded: a thread that does not
+/// stop fails the test and is abandoned instead of hanging the suite.
+func shutDown(_ worker: LoopThread, sourceLocation: SourceLocation = #_sourceLocation) {
+    if bounded(sourceLocation: sourceLocation, { worker.stop() }) == nil { abandon(worker) }
+}
+
+/// Runs the calling thread's `loop` like `run(mode:timeout:...)`, but stops
+/// it if it is still running after `seconds` of real time, recording an
+/// issue: a run on a manual clock that should end by itself (its time
+/// never passes) cannot hang the suite.
+func boundedRun(_ loop: Loop, mode: Loop.Mode = .default, timeout: Duration? = .seconds(10),
+                returnAfterSourceHandled: Bool = false, seconds: Double = 10,
+                sourceLocation: SourceLocation = #_sourceLocation) -> Loop.RunResult {
+    let done = Flag()
+    let watchdog = TestThread("watchdog") { () -> Bool in
+        if done.wait(seconds) { return false }
+        loop.stop()
+        return true
+    }
+    let result = loop.run(mode: mode, timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled)
+    done.open()
+    if watchdog.join() == true {
+        Issue.record("the run did not end by itself within \(seconds) s; stopped it", sourceLocation: sourceLocation)
+    }
+    return result
+}

@@ -59,6 +59,7 @@ actor PinnedCounter {
         loop.add(observer, forMode: .common)
         let source = LoopSource(order: 3) {}
         loop.add(source, forMode: .default)
+        #expect(eventually { loop.isWaiting })
         let text = String(describing: loop)
         #expect(text.contains("current mode = kLoopDefaultMode"))
         #expect(text.contains("common modes = {"))

@@ -37,7 +37,7 @@ import Testing
             var counts: [Int] = [fired.count]     // the loop is not running: nothing fired
             let r1 = loop.run(mode: .default, timeout: .zero)
             counts.append(fired.count)            // running another mode: still nothing
-            let r2 = loop.run(mode: "r12-other", timeout: .seconds(10))
+            let r2 = boundedRun(loop, mode: "r12-other")
             counts.append(fired.count)
             return (counts, [r1, r2])
         }
@@ -61,7 +61,7 @@ import Testing
             loop.add(b, forMode: .default)
             loop.add(activityLogger(log, .beforeTimers), forMode: .default)
             clock.advance(by: .milliseconds(10))
-            let result = loop.run(mode: .default, timeout: .seconds(10))
+            let result = boundedRun(loop)
             return (log.all, result)
         }
         #expect(log == ["beforeTimers", "A begin", "A end", "beforeTimers", "B"])
@@ -83,7 +83,7 @@ import Testing
             loop.add(timer, forMode: .default)
             loop.add(busy, forMode: .default)
             busy.signal()
-            let result = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true)
+            let result = boundedRun(loop, returnAfterSourceHandled: true)
             log.append("\(result)")
             return log.all
         }
@@ -285,10 +285,10 @@ import Testing
             let timer = LoopTimer(after: .milliseconds(10)) { _ in fired.increment() }
             loop.add(timer, forMode: .default)
             clock.advance(by: .milliseconds(10))
-            let r1 = loop.run(mode: .default, timeout: .seconds(10))
+            let r1 = boundedRun(loop)
             clock.advance(by: .seconds(1))
             loop.add(timer, forMode: .default)  // spent: adding it again does nothing
-            let r2 = loop.run(mode: .default, timeout: .seconds(10))
+            let r2 = boundedRun(loop)
             return (fired.count, timer.isValid, timer.fireDate, loop.contains(timer, inMode: .default), [r1, r2])
         }
         #expect(o.0 == 1)

@@ -87,8 +87,11 @@ extension Loop {
 
             if handledSource && returnAfterSourceHandled { return .handledSource }
             if let deadline, clock.now() >= deadline { return .timedOut }
-            if consumeStop() { return .stopped }
-            let empty = lock.withLock { !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) }
+            let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
+                defer { stopRequested = false }
+                return (stopRequested, !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode))
+            }
+            if stopped { return .stopped }
             if empty { return .finished }
         }
     }
@@ -103,18 +106,13 @@ extension Loop {
     }
 
     private func observes(_ activities: Activity, _ items: ModeItems) -> Bool {
-        lock.withLock { !items.observedActivities.isDisjoint(with: activities) }
+        !items.observedActivities.isDisjoint(with: activities)
     }
 
     /// Calls the mode's observers of `activity`, by order (R16).
     func notify(_ activity: Activity, _ items: ModeItems) {
-        lock.lock()
-        guard items.observedActivities.contains(activity) else {
-            lock.unlock()
-            return
-        }
-        let observers = items.observers
-        lock.unlock()
+        guard items.observedActivities.contains(activity) else { return }
+        let observers = lock.withLock { items.observers }
         for o in observers where o.activities.contains(activity) && o.isValid {
             callout { o.handler(o, activity) }
             if !o.repeats { o.invalidate() }
@@ -123,6 +121,7 @@ extension Loop {
 
     /// Fires the signalled version-0 sources of the mode, lower order first (R8, R10).
     private func fireSignalledSources(_ items: ModeItems) -> Bool {
+        guard items.hasVersion0Sources else { return false }
         let sources = lock.withLock { items.sources }
         var fired = false
         for s in sources where s.isValid && s.consumeSignal() {
@@ -221,6 +220,7 @@ extension Loop {
     /// Handles ready version-1 sources, lower order first (R10); events of
     /// sources no longer registered are dropped. Returns whether any ran.
     private func handleKernelEvents(_ events: [ReadinessEvent], items: ModeItems, single: Bool) -> Bool {
+        guard events.contains(where: { $0.token >= Loop.mainQueueToken }) else { return false }
         var ready: [(KernelSource, ReadinessEvent)] = []
         var mainQueueReady = false
         lock.withLock {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One mode's sources, timers and observers (R4). Guarded by the owning
 /// loop's lock; the arrays are copied out (cheaply, copy-on-write) before
 /// their handlers are called, so handlers may add and remove items freely.
@@ -13,9 +15,15 @@ final class ModeItems {
     var timerHeap = TimerHeap()
     /// Observers by (order, sequence).
     private(set) var observers: [LoopObserver] = []
-    /// The union of the observers' activities: a pass skips a notification
-    /// nobody listens to without copying anything.
-    private(set) var observedActivities: Loop.Activity = []
+    /// The union of the observers' activities, written under the loop's
+    /// lock and read without it: a pass skips a notification nobody listens
+    /// to without taking the lock.
+    private let observedBits = Atomic<UInt32>(0)
+    /// How many version-0 sources the mode has, read the same way.
+    private let sourceCount = Atomic<Int>(0)
+
+    var observedActivities: Loop.Activity { Loop.Activity(rawValue: observedBits.load(ordering: .acquiring)) }
+    var hasVersion0Sources: Bool { sourceCount.load(ordering: .acquiring) > 0 }
 
     init(mode: Loop.Mode) { self.mode = mode }
 
@@ -27,6 +35,7 @@ final class ModeItems {
         guard !sources.contains(where: { $0 === s }) else { return false }  // R6
         let at = sources.firstIndex { ($0.order, $0.sequence) > (s.order, s.sequence) } ?? sources.count
         sources.insert(s, at: at)
+        sourceCount.store(sources.count, ordering: .releasing)
         return true
     }
 
@@ -34,6 +43,7 @@ final class ModeItems {
     func remove(_ s: LoopSource) -> Bool {
         guard let i = sources.firstIndex(where: { $0 === s }) else { return false }
         sources.remove(at: i)
+        sourceCount.store(sources.count, ordering: .releasing)
         return true
     }
 
@@ -82,7 +92,7 @@ final class ModeItems {
         guard !observers.contains(where: { $0 === o }) else { return false }
         let at = observers.firstIndex { ($0.order, $0.sequence) > (o.order, o.sequence) } ?? observers.count
         observers.insert(o, at: at)
-        observedActivities.formUnion(o.activities)
+        observedBits.store(observedActivities.union(o.activities).rawValue, ordering: .releasing)
         return true
     }
 
@@ -90,7 +100,7 @@ final class ModeItems {
     func remove(_ o: LoopObserver) -> Bool {
         guard let i = observers.firstIndex(where: { $0 === o }) else { return false }
         observers.remove(at: i)
-        observedActivities = observers.reduce(into: []) { $0.formUnion($1.activities) }
+        observedBits.store(observers.reduce(into: Loop.Activity()) { $0.formUnion($1.activities) }.rawValue, ordering: .releasing)
         return true
     }
 }

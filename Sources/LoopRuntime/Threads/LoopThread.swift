@@ -1,4 +1,5 @@
 import CLoopShims
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,15 +49,21 @@ public final class LoopThread: @unchecked Sendable {
 
     /// Switches the mode the loop runs in: the current run returns and the
     /// next one runs `mode`. Blocks and sources of other modes wait (R5, R24).
-    public func setRunMode(_ mode: Loop.Mode) {
+    /// - Parameter switched: called on the thread once the switch is in
+    ///   effect (no run of the old mode will start again), just before the
+    ///   first run in `mode`; also called if the thread stops first.
+    public func setRunMode(_ mode: Loop.Mode, switched: (@Sendable () -> Void)? = nil) {
         precondition(mode != .common, "a LoopThread runs a real mode, not .common")
-        control.lock.withLock { control.mode = mode }
+        control.lock.withLock {
+            control.mode = mode
+            if let switched { control.modeWaiters.append(switched) }
+        }
         loop.add(control.port!, forMode: mode)
         control.port!.send(id: ThreadControl.recheck)
     }
 
-    /// Whether the thread is still running its loop.
-    public var isRunning: Bool { control.lock.withLock { control.state == .running } }
+    /// Whether the thread is still running its loop (false from `stop()` on).
+    public var isRunning: Bool { control.accepting.load(ordering: .acquiring) }
 
     /// Queues `block` on the thread's loop for a pass of one of `modes`
     /// (nil: the common modes), in order with every other request (R23).
@@ -105,6 +112,7 @@ public final class LoopThread: @unchecked Sendable {
         let first = control.lock.withLock { () -> Bool in
             guard control.state == .running else { return false }
             control.state = .stopping
+            control.accepting.store(false, ordering: .releasing)
             return true
         }
         if first { control.port!.send(id: ThreadControl.stop) }
@@ -131,6 +139,10 @@ final class ThreadControl: @unchecked Sendable {
     let lock = Lock()
     var mode: Loop.Mode        // guarded by lock
     var state = State.running  // guarded by lock
+    /// Callbacks of `setRunMode(_:switched:)` not yet run. Guarded by lock.
+    var modeWaiters: [@Sendable () -> Void] = []
+    /// `state == .running`, readable without the lock on the perform path. Any thread.
+    let accepting = Atomic<Bool>(true)
     /// Set by the thread before `started` opens; read-only afterwards.
     var startedLoop: Loop?
     var port: LoopPort?
@@ -157,12 +169,17 @@ final class ThreadControl: @unchecked Sendable {
         started.open()
 
         while true {
-            let (mode, state) = lock.withLock { (self.mode, self.state) }
+            let (mode, state, waiters) = lock.withLock { () -> (Loop.Mode, State, [@Sendable () -> Void]) in
+                defer { modeWaiters.removeAll() }
+                return (self.mode, self.state, modeWaiters)
+            }
+            for w in waiters { w() }
             if state == .stopped { break }
             loop.add(port, forMode: mode)
             loop.run(mode: mode, timeout: nil)
         }
         port.invalidate()
+        for w in lock.withLock({ modeWaiters }) { w() }
         exited.open()
     }
 }

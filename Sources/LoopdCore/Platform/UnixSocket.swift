@@ -4,11 +4,14 @@ import Glibc
 /// The daemon's Unix-socket calls, and nothing else of the kernel's: every
 /// descriptor is CLOEXEC and NONBLOCK from birth.
 enum UnixSocket {
-    /// Who is on the other end of a connection (SO_PEERCRED).
+    /// Who is on the other end of a connection (SO_PEERCRED, SO_PEERGROUPS).
     struct Peer: Sendable, Equatable {
         var pid: Int32
         var uid: UInt32
         var gid: UInt32
+        /// Supplementary groups when it connected; empty if the kernel
+        /// cannot tell (SO_PEERGROUPS needs Linux 4.13).
+        var groups: [UInt32] = []
     }
 
     private static func address(_ path: String) throws(SystemError) -> (sockaddr_un, socklen_t) {
@@ -109,7 +112,23 @@ enum UnixSocket {
     static func peer(_ fd: Int32) -> Peer? {
         var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
         guard cloop_peercred(fd, &pid, &uid, &gid) == 0 else { return nil }
-        return Peer(pid: pid, uid: uid, gid: gid)
+        return Peer(pid: pid, uid: uid, gid: gid, groups: peerGroups(fd))
+    }
+
+    /// The peer's supplementary groups (SO_PEERGROUPS), so `allow_groups`
+    /// admits a member through any of its groups, not only its primary one
+    /// (bug: supplementary-groups-ignored). Empty when the kernel cannot say.
+    static func peerGroups(_ fd: Int32) -> [UInt32] {
+        var groups = [UInt32](repeating: 0, count: 32)
+        // Two tries: the kernel answers ERANGE with the length it needs.
+        for _ in 0..<2 {
+            var length = socklen_t(groups.count * MemoryLayout<UInt32>.size)
+            let r = groups.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length) }
+            if r == 0 { return Array(groups.prefix(Int(length) / MemoryLayout<UInt32>.size)) }
+            guard errno == ERANGE else { return [] }
+            groups = [UInt32](repeating: 0, count: Int(length) / MemoryLayout<UInt32>.size + 1)
+        }
+        return []
     }
 
     /// Outcome of a non-blocking read.

@@ -6,13 +6,24 @@ import LoopdProtocol
 extension Server {
     func submit(_ s: SubmitRequest, id: RequestID?, from c: Connection) {
         do {
-            let job = try accept(s, uid: c.peer.uid, gid: c.peer.gid, jobID: nil, submittedAt: unixMilliseconds())
+            let job = try accept(s, uid: c.peer.uid, gid: c.peer.gid, groups: c.peer.groups, jobID: nil,
+                                 submittedAt: unixMilliseconds())
             if s.wait {
                 job.waiters.append((c, id))
                 c.pendingReplies += 1
             }
             if s.durable {
                 awaitingCommit.append((job, s.wait ? nil : c, id))
+                job.worker.heldForCommit += 1
+            } else if job.worker.heldForCommit > 0 {
+                // A durable job ahead of this one on the same worker waits
+                // for the commit: so does this one, or it would overtake it.
+                // It needs no journal, so it is acknowledged now and runs
+                // after the commit whether or not the commit succeeds.
+                job.awaitingCommit = true
+                awaitingCommit.append((job, nil, id))
+                job.worker.heldForCommit += 1
+                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
             } else {
                 job.worker.dispatch(job)
                 if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
@@ -25,10 +36,11 @@ extension Server {
     /// Checks and records a job. Durable jobs are appended to the journal
     /// and dispatched after the commit that makes them durable.
     @discardableResult
-    func accept(_ s: SubmitRequest, uid: UInt32, gid: UInt32, jobID: String?, submittedAt: Int64) throws(ProtocolError) -> Job {
+    func accept(_ s: SubmitRequest, uid: UInt32, gid: UInt32, groups: [UInt32] = [], jobID: String?,
+                submittedAt: Int64) throws(ProtocolError) -> Job {
         guard state == .running else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
-        guard config.permits(action: s.action, uid: uid, gid: gid, daemonUID: daemonUID) else {
+        guard config.permits(action: s.action, uid: uid, gid: gid, supplementaryGroups: groups, daemonUID: daemonUID) else {
             throw ProtocolError(.forbidden, "uid \(uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
@@ -53,11 +65,13 @@ extension Server {
 
     /// Called by the `.beforeWaiting` observer: commits every record
     /// appended during this pass with one write and one fsync, then releases
-    /// the durable jobs it covered.
+    /// the durable jobs it covered and the non-durable jobs held behind them,
+    /// in arrival order.
     func commitJournal() {
         guard let journal, journal.hasUncommitted else { return }
         let batch = awaitingCommit
         awaitingCommit.removeAll(keepingCapacity: true)
+        for w in workers { w.heldForCommit = 0 }
         do {
             try journal.commit()
             for (job, connection, id) in batch where job.awaitingCommit {
@@ -65,10 +79,22 @@ extension Server {
                 job.worker.dispatch(job)
                 connection?.send(Response.ok(id: id, job.replyFields(includeDetails: false)))
             }
+            // Expires finished jobs past retention and rewrites a mostly dead
+            // log; without this the log and its in-memory state grew for the
+            // daemon's lifetime (bug: journal-never-compacted).
+            do {
+                try journal.compactIfNeeded()
+            } catch {
+                log(.warning, "journal compaction failed (not fatal: the log stays in use as it is): \(error)")
+            }
         } catch {
             log(.error, "journal commit failed: \(error)")
             for (job, connection, id) in batch where job.awaitingCommit {
                 job.awaitingCommit = false
+                guard job.request.durable else {
+                    job.worker.dispatch(job)  // held only for order; it never needed the journal
+                    continue
+                }
                 _ = job.transition(from: .pending, to: .cancelled)
                 let failure = ProtocolError(.journalUnavailable, "the job could not be made durable: \(error)")
                 connection?.send(Response.error(id: id, failure))

@@ -43,9 +43,18 @@ extension Server {
                 return
             }
             let previous = w.mode
-            w.setMode(mode)
-            log(.notice, "worker \(name) switched from mode \(previous) to \(mode)", [(.worker, name)])
-            c.send(Response.ok(id: id, [("worker", .string(name)), ("mode", .string(mode)), ("previous", .string(previous))]))
+            // Reply once the switch is in effect, so a job submitted after
+            // the reply is already judged by the new mode.
+            c.pendingReplies += 1
+            let loop = self.loop
+            w.setMode(mode) { [unowned self] in
+                loop.perform(inModes: [.common]) {
+                    self.log(.notice, "worker \(name) switched from mode \(previous) to \(mode)", [(.worker, name)])
+                    c.pendingReplies -= 1
+                    c.send(Response.ok(id: id, [("worker", .string(name)), ("mode", .string(mode)), ("previous", .string(previous))]))
+                    c.closeIfDone()
+                }
+            }
         case .stats:
             c.send(Response.ok(id: id, statsFields()))
         }

@@ -16,6 +16,11 @@ final class Worker: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it completed or failed.
     var finished = 0
+    /// Jobs for this worker held in `Server.awaitingCommit` until the next
+    /// journal commit. While a durable job waits there, later jobs for the
+    /// same worker wait behind it, so the worker still runs them in arrival
+    /// order (bug: durable-reorder).
+    var heldForCommit = 0
 
     /// The id of the job running now; written by the worker, read by `workers`.
     let runningJob = RunningJobSlot()
@@ -49,10 +54,12 @@ final class Worker: @unchecked Sendable {
     var mode: String { Worker.modeName(thread.runMode) }
 
     /// Switches the worker's run mode; held jobs of the new mode proceed.
-    func setMode(_ name: String) {
+    /// `switched` runs on the worker's thread once no job of the old mode
+    /// can start any more.
+    func setMode(_ name: String, switched: @escaping @Sendable () -> Void) {
         let m = Worker.loopMode(name)
         thread.loop.addCommonMode(m)
-        thread.setRunMode(m)
+        thread.setRunMode(m, switched: switched)
     }
 
     /// Hands a job to the worker (after its delay, if any). Main thread.

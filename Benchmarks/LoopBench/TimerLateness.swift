@@ -1,0 +1,247 @@
+import CLoopShims
+import Dispatch
+import Foundation
+import LoopRuntime
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// (c) Lateness of a 10 ms repeating timer: lateness = fire time − (anchor +
+/// k × interval), the anchor read on the timer's own thread just before the
+/// timer is armed, k the grid point the fire belongs to (see `FireLog`).
+/// Subjects run at once with staggered grids, or one after another (see
+/// `concurrent`).
+struct TimerLatenessBenchmark {
+    let interval: Duration = .milliseconds(10)
+    let seconds: Double
+    /// All subjects at once, their grids staggered by 2 ms, so each meets the
+    /// same disturbances from outside (the default); or one after another,
+    /// each alone on the process (best on a quiet machine).
+    let concurrent: Bool
+
+    private var fires: Int { Int(seconds / 0.010) }
+    private var intervalNs: UInt64 { UInt64(interval.components.attoseconds / 1_000_000_000) + UInt64(interval.components.seconds) * 1_000_000_000 }
+
+    func run() -> (MarkdownTable, [TargetCheck]) {
+        let how = concurrent ? "all at once, phases 2 ms apart" : "one after another"
+        print("(c) timer lateness: \(fires) fires of a 10 ms timer per subject, \(how) …")
+        let subjects: [(Subject, () -> Armed)] = [
+            (.loopRuntime, loopRuntime), (.dispatch, dispatch), (.nio, nio), (.foundation, foundation), (.raw, raw),
+        ]
+        var results: [Subject: FireLog] = [:]
+        if concurrent {
+            var armed: [(Subject, Armed)] = []
+            for (subject, start) in subjects {
+                armed.append((subject, start()))
+                sleepSeconds(0.002)  // staggers the grids: no two subjects' fires are due together
+            }
+            for (subject, timer) in armed {
+                timer.log.waitFull(seconds: seconds)
+                results[subject] = timer.log
+            }
+            for (_, timer) in armed { timer.stop() }
+        } else {
+            for (subject, start) in subjects {
+                sleepSeconds(0.3)  // let the previous subject's threads finish exiting
+                let timer = start()
+                timer.log.waitFull(seconds: seconds)
+                timer.stop()
+                results[subject] = timer.log
+            }
+        }
+        let lateness = results.mapValues { Percentiles($0.lateness) }
+        return report(lateness, logs: results)
+    }
+
+    private func report(_ lateness: [Subject: Percentiles], logs: [Subject: FireLog]) -> (MarkdownTable, [TargetCheck]) {
+        var table = MarkdownTable.subjects(title: "(c) lateness of a 10 ms repeating timer over \(Format.fixed(seconds, 1)) s (fire − ideal grid point)")
+        let lr = lateness[.loopRuntime]!
+        let checks = [Subject.foundation, .nio].map { peer in
+            TargetCheck(section: "(c)", target: "p99 ≤ \(peer.rawValue)",
+                        measured: "\(Format.micros(lr.p99)) vs \(Format.micros(lateness[peer]!.p99))",
+                        passed: lr.p99 <= lateness[peer]!.p99)
+        }
+        let rows: [(String, (Percentiles) -> Int64)] = [("p50", \.p50), ("p99", \.p99), ("max", \.max), ("min", \.min)]
+        for (name, pick) in rows {
+            let ratios = Subject.allCases.dropFirst().map { peer in
+                "÷\(peer.rawValue) \(Format.ratio(Double(pick(lr)) / Double(pick(lateness[peer]!))))"
+            }.joined(separator: " · ")
+            table.add(what: "lateness \(name)", values: lateness.mapValues { Format.micros(pick($0)) },
+                      ratios: name == "min" ? "" : ratios,
+                      targets: name == "p99" ? checks.map(\.short).joined(separator: " · ") : "")
+        }
+        table.add(what: "fires / grid points skipped", values: logs.mapValues { "\($0.count) / \($0.skipped)" })
+        table.notes = [
+            (concurrent
+                ? "Concurrent: all five timers ran at once, grids staggered by 2 ms so no two fires are due together and "
+                    + "every subject meets the same outside disturbances (`--sequential-timers` runs them one by one). "
+                : "Sequential: one subject at a time, each alone on the process. ")
+                + "ratio = LoopRuntime ÷ peer (< 1: LoopRuntime more punctual). "
+                + "A negative min would mean a timer fired early.",
+            "Each fire is matched to the grid point after the previous fire's, or, when a timer skipped grid points "
+                + "after a late fire (CF's and LoopTimer's rule R13), to the latest grid point passed; skips are counted.",
+            "LoopRuntime: LoopTimer(after: 10 ms, interval: 10 ms, tolerance: .zero) in .common on a LoopThread. "
+                + "Dispatch: DispatchSourceTimer, leeway 0, .strict, on a serial queue. "
+                + "NIO: fixed-rate chain of scheduleTask(deadline: anchor + k × 10 ms) (scheduleRepeatedTask is fixed-delay). "
+                + "Foundation: Timer (interval 10 ms) in .common on a RunLoop thread. raw: timerfd (absolute, 10 ms interval) + epoll.",
+        ]
+        return (table, checks)
+    }
+
+    // MARK: - Subjects (each starts its thread, arms its timer and returns at once)
+
+    /// A timer that is running: its log, and how to tear its thread down.
+    private struct Armed {
+        let log: FireLog
+        let stop: () -> Void
+    }
+
+    private func loopRuntime() -> Armed {
+        let worker = LoopThread(name: "bench-timer-lr")
+        let log = FireLog(expected: fires, intervalNs: intervalNs)
+        worker.perform(waitUntilDone: false) {
+            let timer = LoopTimer(after: interval, interval: interval, tolerance: .zero) { timer in
+                if log.record() { timer.invalidate() }
+            }
+            log.anchor()  // LoopTimer(after:) counts from the moment it is added
+            worker.loop.add(timer, forMode: .common)
+        }
+        return Armed(log: log) { worker.stop() }
+    }
+
+    private func dispatch() -> Armed {
+        let queue = DispatchQueue(label: "bench-timer-dispatch")
+        let log = FireLog(expected: fires, intervalNs: intervalNs)
+        let source = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+        source.setEventHandler { if log.record() { source.cancel() } }
+        queue.sync {  // sync: the source is not Sendable, so it may not cross into an async block
+            log.anchor()
+            source.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10), leeway: .nanoseconds(0))
+            source.activate()
+        }
+        return Armed(log: log) { source.cancel() }
+    }
+
+    private func nio() -> Armed {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let log = FireLog(expected: fires, intervalNs: intervalNs)
+        let step = Int64(intervalNs)
+        /// Schedules fire `k` at its grid point; each fire schedules the next.
+        @Sendable func schedule(_ k: Int64, from anchor: NIODeadline) {
+            loop.scheduleTask(deadline: anchor + .nanoseconds(k * step)) {
+                if !log.record() { schedule(k + 1, from: anchor) }
+            }
+        }
+        loop.execute {
+            log.anchor()
+            schedule(1, from: .now())
+        }
+        return Armed(log: log) { try? group.syncShutdownGracefully() }
+    }
+
+    private func foundation() -> Armed {
+        let thread = FoundationLoopThread(name: "bench-timer-cf")
+        let log = FireLog(expected: fires, intervalNs: intervalNs)
+        let seconds = Double(intervalNs) / 1e9
+        thread.perform {
+            log.anchor()
+            // Timer(timeInterval:repeats:) fires at once on Linux; name the first fire date.
+            let timer = Timer(fire: Date(timeIntervalSinceNow: seconds), interval: seconds, repeats: true) { timer in
+                if log.record() { timer.invalidate() }
+            }
+            thread.addOnLoopThread(timer)
+        }
+        return Armed(log: log) { thread.stop() }
+    }
+
+    private func raw() -> Armed {
+        let log = FireLog(expected: fires, intervalNs: intervalNs)
+        let intervalNs = self.intervalNs
+        let thread = JoinableThread(name: "bench-timer-raw") {
+            let timerFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC))
+            let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+            precondition(timerFD >= 0 && epollFD >= 0, "timerfd_create/epoll_create1 failed: errno \(errno)")
+            defer { close(epollFD); close(timerFD) }
+            _ = cloop_epoll_ctl(epollFD, EPOLL_CTL_ADD, timerFD, EPOLLIN.rawValue, 0)
+            log.anchor()
+            let first = log.anchorNanoseconds + intervalNs
+            var spec = itimerspec(
+                it_interval: timespec(tv_sec: Int(intervalNs / 1_000_000_000), tv_nsec: Int(intervalNs % 1_000_000_000)),
+                it_value: timespec(tv_sec: Int(first / 1_000_000_000), tv_nsec: Int(first % 1_000_000_000)))
+            _ = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+            var event = cloop_event()
+            var full = false
+            while !full {
+                guard cloop_epoll_wait(epollFD, &event, 1, -1) == 1 else { continue }
+                var expirations: UInt64 = 0  // read only to re-arm readiness
+                guard read(timerFD, &expirations, 8) == 8 else { continue }
+                // Several expirations = grid points missed: one wake-up, one fire (FireLog counts the skip).
+                full = log.record()
+            }
+        }
+        return Armed(log: log) { thread.join() }  // the thread ends by itself after the last fire
+    }
+}
+
+/// The fire times of one timer. Written only from the timer's thread, one
+/// callback at a time; read by the main thread only after `waitFull`, which
+/// the semaphore inside `Finish` orders after every write — hence no lock.
+///
+/// Each fire is matched to a grid point k (due at anchor + k × interval):
+/// the one after the previous fire's, or the latest one already passed if
+/// that is later. A timer that fires once for several missed points (CF,
+/// LoopTimer's R13, a timerfd read with several expirations) is thus not
+/// charged a whole interval on every later fire; the price is that a fire
+/// more than one interval late is measured from the latest point passed.
+/// Skipped points are counted and shown.
+private final class FireLog: @unchecked Sendable {
+    let expected: Int
+    let intervalNs: UInt64
+    private(set) var anchorNanoseconds: UInt64 = 0
+    /// (fire time, grid point) per fire.
+    private var fires: [(stamp: UInt64, k: UInt64)] = []
+    private let full = Finish()
+
+    init(expected: Int, intervalNs: UInt64) {
+        self.expected = expected
+        self.intervalNs = intervalNs
+        fires.reserveCapacity(expected)
+    }
+
+    var count: Int { fires.count }
+
+    /// Grid points that never got a fire of their own.
+    var skipped: Int { Int(fires.last?.k ?? 0) - fires.count }
+
+    /// Timer thread: "k = 0 is now". Call just before arming the timer.
+    func anchor() { anchorNanoseconds = monotonicNow() }
+
+    /// Timer thread: records a fire; true once the last grid point has fired (stop the timer).
+    func record() -> Bool {
+        let now = monotonicNow()
+        guard (fires.last?.k ?? 0) < UInt64(expected) else { return true }
+        let next = (fires.last?.k ?? 0) + 1
+        let latestPassed = now > anchorNanoseconds ? (now - anchorNanoseconds) / intervalNs : 0
+        fires.append((now, Swift.max(next, latestPassed)))
+        if fires.last!.k >= UInt64(expected) {
+            full.finish()
+            return true
+        }
+        return false
+    }
+
+    /// Main thread: waits for the last fire (bounded: twice the run plus 5 s).
+    func waitFull(seconds: Double) {
+        guard full.wait(seconds: seconds * 2 + 5) != nil else {
+            fatalError("timer benchmark stalled: \(expected) fires expected within \(seconds * 2 + 5) s")
+        }
+    }
+
+    /// Lateness of each fire against its grid point, nanoseconds (negative = early).
+    var lateness: [Int64] {
+        fires.map { Int64($0.stamp) - Int64(anchorNanoseconds + $0.k * intervalNs) }
+    }
+}
