@@ -31,12 +31,17 @@ test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
-## Side-by-side benchmarks (LoopRuntime vs Dispatch, SwiftNIO, Foundation, the raw limit).
+## Side-by-side benchmarks: LoopRuntime vs Dispatch, SwiftNIO, Foundation and the raw
+## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
 bench: setup
 	$(SWIFT) run -c release LoopBench
+	$(SWIFT) build -c release --product loopd
+	$(SWIFT) run -c release LoopdBench
 
 bench-quick: setup
 	$(SWIFT) run -c release LoopBench --quick
+	$(SWIFT) build -c release --product loopd
+	$(SWIFT) run -c release LoopdBench --quick
 
 example:
 	$(SWIFT) run loop-example
@@ -59,10 +64,14 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DOCDIR ?= $(PREFIX)/share/doc/loopd
 RELEASE_SCRATCH ?= .build
 RELEASE_BUILD = $(SWIFT) build -c release --scratch-path $(RELEASE_SCRATCH)
+# The toolchain's static backtracer (see SWIFT_BACKTRACE in systemd/loopd.service).
+SWIFT_BACKTRACER ?= $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")") && \
+	echo "$$(dirname "$$d")/libexec/swift/linux/swift-backtrace-static")
 UNIT_PATHS = -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/loopd/|$(SYSCONFDIR)/loopd/|g' \
-	-e 's|/usr/local/share/doc/loopd/|$(DOCDIR)/|g'
+	-e 's|/usr/local/share/doc/loopd/|$(DOCDIR)/|g' \
+	-e 's|/opt/swift/usr/libexec/swift/linux/swift-backtrace-static|$(SWIFT_BACKTRACER)|g'
 
-install:
+install: setup
 	$(RELEASE_BUILD) --product loopd
 	$(RELEASE_BUILD) --product loopctl
 	bin=$$($(RELEASE_BUILD) --show-bin-path) && \
@@ -70,6 +79,7 @@ install:
 		install -m 0755 $$bin/loopd $$bin/loopctl $(DESTDIR)$(BINDIR)/
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd
+	@[ -x "$(SWIFT_BACKTRACER)" ] || echo "warning: no $(SWIFT_BACKTRACER): crash backtraces will be missing"
 	sed $(UNIT_PATHS) systemd/loopd.service >$(DESTDIR)$(UNITDIR)/loopd.service
 	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
 	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket
@@ -105,9 +115,18 @@ uninstall:
 		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs) and the group loopd"; \
 	fi
 
-## loopd under a real systemd, booted privately for the test (needs root):
-## Tests/systemd/run.sh, after a release build in .build-systemd.
+## loopd under a real systemd booted privately for the test (needs root;
+## builds release binaries in .build-systemd, then installs them in the
+## test's namespaces only): Tests/systemd/run.sh.
 test-systemd: setup
-	$(SWIFT) build -c release --scratch-path .build-systemd --product loopd
-	$(SWIFT) build -c release --scratch-path .build-systemd --product loopctl
 	Tests/systemd/run.sh
+
+## libFuzzer targets for the request decoder, line framer and config parser
+## (Fuzz/run.sh; docs/RELIABILITY.md, "Fuzzing"): each for 60 s (CI), or for
+## 10 minutes each (the documented long run). Builds in .build-fuzz.
+.PHONY: fuzz fuzz-long
+fuzz: setup
+	Fuzz/run.sh 60
+
+fuzz-long: setup
+	Fuzz/run.sh 600

@@ -94,9 +94,11 @@ final class LoopdProcess {
         return how
     }
 
+    /// The last lines of loopd's log, without the per-job info records.
     func logTail() -> String {
-        let lines = (Files.read(logPath) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
-        return lines.suffix(20).map { "    " + $0 }.joined(separator: "\n")
+        let lines = (Files.read(logPath) ?? "").split(separator: "\n").filter { !$0.hasPrefix("loopd info: job ") }
+        return "  loopd.log, last lines without per-job records:\n"
+            + lines.suffix(10).map { "    " + $0 }.joined(separator: "\n")
     }
 }
 

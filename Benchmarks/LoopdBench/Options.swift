@@ -20,7 +20,7 @@ struct Options {
                   [--only seq1,c16,pipe64,c50,durable,redis]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
-          --rounds N   repetitions of every measurement (default 3, quick 1); medians are reported
+          --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
           --loopd PATH the daemon to test (default: loopd next to this executable)
           --tmp DIR    where the run's socket/state/log directory is made (default /tmp;
                        put it on a real disk: the durable scenario fsyncs there)

@@ -1,8 +1,6 @@
-// Every kernel call of the benchmark: blocking Unix sockets, child
-// processes, files, clocks, and the emergency clean-up that kills the
-// children when the benchmark itself dies.
+// The kernel calls of the benchmark: blocking Unix sockets, child
+// processes, files and clocks.
 import CLoopShims
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -264,114 +262,6 @@ enum Processes {
     /// The 1-minute load average.
     static func loadAverage() -> String {
         Files.read("/proc/loadavg")?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
-    }
-}
-
-// MARK: - Emergency clean-up
-
-/// The children alive now, readable from a signal handler (lock-free atomics).
-enum Children {
-    static let loopd = Atomic<Int32>(0)
-    static let redis = Atomic<Int32>(0)
-    static let helper = Atomic<Int32>(0)
-
-    /// SIGKILLs every registered child. Async-signal-safe.
-    static func killAll() {
-        let a = loopd.load(ordering: .relaxed), b = redis.load(ordering: .relaxed), c = helper.load(ordering: .relaxed)
-        if a > 0 { kill(a, SIGKILL) }
-        if b > 0 { kill(b, SIGKILL) }
-        if c > 0 { kill(c, SIGKILL) }
-    }
-
-    /// Kills the children on any fatal signal (a Swift trap is SIGILL or
-    /// SIGTRAP), then dies of that signal as it would have; ignores SIGPIPE.
-    static func installEmergencyHandlers() {
-        _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed))
-        signal(SIGPIPE, SIG_IGN)
-        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
-            signal(sig) { sig in
-                Children.killAll()
-                signal(sig, SIG_DFL)
-                raise(sig)
-            }
-        }
-    }
-
-    /// A thread that kills the children and exits with status 3 if the whole
-    /// run has not finished after `seconds`.
-    static func startWatchdog(seconds: Double, finished: Watchdog) {
-        finished.deadline = monotonicNow() + UInt64(seconds * 1e9)
-        let context = Unmanaged.passRetained(finished).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            cloop_set_thread_name("bench-watchdog")
-            while !watchdog.done.load(ordering: .acquiring) {
-                if monotonicNow() >= watchdog.deadline {
-                    let message = "\nLoopdBench: the run exceeded its time limit; killing loopd and redis\n"
-                    _ = message.withCString { write(2, $0, strlen($0)) }
-                    Children.killAll()
-                    _exit(3)
-                }
-                sleepMilliseconds(50)
-            }
-            return nil
-        }, context)
-        if rc == 0 { pthread_detach(thread) }
-    }
-}
-
-/// The watchdog's state: its deadline (set before the thread starts) and
-/// whether the run is over.
-final class Watchdog: @unchecked Sendable {
-    var deadline: UInt64 = 0
-    let done = Atomic<Bool>(false)
-}
-
-/// A pthread barrier on stable memory.
-final class Barrier: @unchecked Sendable {
-    private let raw: UnsafeMutablePointer<pthread_barrier_t>
-
-    init(count: Int) {
-        raw = .allocate(capacity: 1)
-        pthread_barrier_init(raw, nil, UInt32(count))
-    }
-
-    deinit {
-        pthread_barrier_destroy(raw)
-        raw.deallocate()
-    }
-
-    func wait() { _ = pthread_barrier_wait(raw) }
-}
-
-/// Runs `body` on a new pthread; `join()` waits for it.
-final class JoinableThread: @unchecked Sendable {
-    private var handle = pthread_t()
-
-    init(name: String, _ body: @escaping @Sendable () -> Void) throws(BenchError) {
-        let box = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        let rc = pthread_create(&handle, nil, { raw in
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            cloop_set_thread_name(body.name)
-            body.body()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(box).release()
-            throw BenchError("pthread_create: \(errnoText(rc))")
-        }
-    }
-
-    func join() { _ = pthread_join(handle, nil) }
-}
-
-private final class ThreadBody: Sendable {
-    let name: String
-    let body: @Sendable () -> Void
-    init(name: String, body: @escaping @Sendable () -> Void) {
-        self.name = name
-        self.body = body
     }
 }
 

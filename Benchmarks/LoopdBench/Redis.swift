@@ -22,6 +22,8 @@ final class RedisReference {
         /// Requests run, and CPU seconds redis-server spent on them.
         var requests = 0
         var serverCPU = 0.0
+        /// Which round of the run it belongs to (set by the caller).
+        var round = 0
         /// Every test's req/s, for the notes.
         var all: [(String, Double)]
     }

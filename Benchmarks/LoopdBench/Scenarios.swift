@@ -2,8 +2,6 @@
 import Glibc
 #endif
 
-import Synchronization
-
 /// One loopd workload: `clients` connections, each its own thread keeping
 /// `depth` requests in flight (1: sequential), for `seconds`.
 struct Scenario: Sendable {
@@ -32,6 +30,8 @@ struct Measurement: Sendable {
     var loopdCPU: Double
     var benchCPU: Double
     var wallSeconds: Double
+    /// Which round of the run it belongs to (set by the caller).
+    var round = 0
 
     var rate: Double { seconds > 0 ? Double(jobs) / seconds : 0 }
 }

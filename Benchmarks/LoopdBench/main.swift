@@ -2,7 +2,7 @@
 // child process, with redis-server (PING over a Unix socket, driven by
 // redis-benchmark) measured in the same run as the machine's reference.
 //
-//   LoopdBench            full run: 3 rounds, about 2 minutes
+//   LoopdBench            full run: 5 rounds, about 2 minutes
 //   LoopdBench --quick    smoke test: 1 short round, well under 60 s
 //
 // Exit status: 0 when everything ran (missed targets print MISS but do not

@@ -36,6 +36,13 @@ extension JSON {
 
     static func writeString(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings need no escaping: append them whole. U+2028 and
+        // U+2029 (escaped for JavaScript readers) start with byte 0xE2.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""

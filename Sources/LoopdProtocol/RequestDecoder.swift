@@ -104,13 +104,19 @@ public enum RequestDecoder {
 /// Typed access to a request's members that remembers which were read.
 private struct Fields {
     private let members: [(String, JSON)]
-    private var used: Set<String> = ["id"]
+    /// Which members were read, by index (requests have a handful of
+    /// members; more than 64 cannot all be known fields anyway).
+    private var used: UInt64 = 0
 
-    init(_ members: [(String, JSON)]) { self.members = members }
+    init(_ members: [(String, JSON)]) {
+        self.members = members
+        if let i = members.firstIndex(where: { $0.0 == "id" }), i < 64 { used |= 1 << UInt64(i) }
+    }
 
     private mutating func take(_ key: String) -> JSON? {
-        used.insert(key)
-        guard let v = members.first(where: { $0.0 == key })?.1 else { return nil }
+        guard let i = members.firstIndex(where: { $0.0 == key }) else { return nil }
+        if i < 64 { used |= 1 << UInt64(i) }
+        let v = members[i].1
         if case .null = v { return nil }
         return v
     }
@@ -162,8 +168,8 @@ private struct Fields {
     }
 
     func rejectUnknown(op: String) throws(ProtocolError) {
-        if let extra = members.first(where: { !used.contains($0.0) }) {
-            throw ProtocolError(.badRequest, "unknown field \"\(extra.0)\" for op \"\(op)\"")
+        for (i, member) in members.enumerated() where i >= 64 || used & (1 << UInt64(i)) == 0 {
+            throw ProtocolError(.badRequest, "unknown field \"\(member.0)\" for op \"\(op)\"")
         }
     }
 }
