@@ -25,7 +25,7 @@ import Testing
             [[workers]]
             name = "w2"
             """
-            FileManager.default.createFile(atPath: directory + "/loopd.toml", contents: Data(config.utf8))
+            _ = FileManager.default.createFile(atPath: directory + "/loopd.toml", contents: Data(config.utf8))
         }
 
         func start() throws {

@@ -59,8 +59,10 @@ final class Server: @unchecked Sendable {
 
     func addWorker(name: String, mode: String) {
         let loop = self.loop
-        let worker = Worker(name: name, mode: mode) { [unowned self] job, outcome in
-            loop.perform(inModes: [.common]) { self.jobFinished(job, outcome) }
+        let worker = Worker(name: name, mode: mode, mainLoop: loop) { [unowned self] finished in
+            loop.perform(inModes: [.common]) {
+                for (job, outcome) in finished { self.jobFinished(job, outcome) }
+            }
         }
         workers.append(worker)
         workersByName[name] = worker

@@ -16,6 +16,12 @@ final class Worker: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it completed or failed.
     var finished = 0
+    /// Jobs accepted this pass, handed over together (one block, one wake-up)
+    /// once the pass's requests are read; all share `batchModes`.
+    private var batch: [Job] = []
+    private var batchModes: [Loop.Mode]? = nil
+    private var batchFlushScheduled = false
+    private let mainLoop: Loop
     /// Jobs for this worker held in `Server.awaitingCommit` until the next
     /// journal commit. While a durable job waits there, later jobs for the
     /// same worker wait behind it, so the worker still runs them in arrival
@@ -35,8 +41,9 @@ final class Worker: @unchecked Sendable {
         mode == .default ? "default" : mode.rawValue
     }
 
-    init(name: String, mode: String, report: @escaping @Sendable (Job, ActionOutcome) -> Void) {
+    init(name: String, mode: String, mainLoop: Loop, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void) {
         self.name = name
+        self.mainLoop = mainLoop
         let loopMode = Worker.loopMode(mode)
         thread = LoopThread(name: "loopd-\(name)", mode: loopMode)
         lane = WorkerLane(name: name, loop: thread.loop, runningJob: runningJob, report: report)
@@ -63,15 +70,36 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Hands a job to the worker (after its delay, if any). Main thread.
+    /// Jobs without a delay are batched: consecutive jobs of the same modes
+    /// travel in one block, so order and mode holding are as if each went alone.
     func dispatch(_ job: Job) {
         let lane = self.lane
+        let modes = job.modes ?? [.common]
         if job.request.delayMs > 0 {
-            job.delayToken = thread.perform(afterDelay: .milliseconds(job.request.delayMs), modes: job.modes ?? [.common]) {
-                lane.arrive(job)
+            flushBatch()
+            job.delayToken = thread.perform(afterDelay: .milliseconds(job.request.delayMs), modes: modes) {
+                lane.arrive([job])
             }
-        } else {
-            thread.perform(modes: job.modes ?? [.common]) { lane.arrive(job) }
+            return
         }
+        if !batch.isEmpty && batchModes != modes { flushBatch() }
+        batch.append(job)
+        batchModes = modes
+        if !batchFlushScheduled {
+            batchFlushScheduled = true
+            mainLoop.perform(inModes: [.common]) { [self] in
+                batchFlushScheduled = false
+                flushBatch()
+            }
+        }
+    }
+
+    /// Sends the pending batch to the worker's loop. Main thread.
+    func flushBatch() {
+        guard !batch.isEmpty else { return }
+        let jobs = batch, lane = self.lane
+        batch = []
+        thread.perform(modes: batchModes) { lane.arrive(jobs) }
     }
 
     /// What `workers` says of the loop: waiting, busy or stalled.

@@ -9,7 +9,9 @@ import LoopdProtocol
 final class WorkerLane: @unchecked Sendable {
     let name: String
     let loop: Loop
-    private let report: @Sendable (Job, ActionOutcome) -> Void
+    private let report: @Sendable ([(Job, ActionOutcome)]) -> Void
+    /// Ends reported together once the current batch of work is done.
+    private var finishedBatch: [(Job, ActionOutcome)] = []
     private var ready: [Job] = []
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
     private var pumping = false
@@ -17,7 +19,7 @@ final class WorkerLane: @unchecked Sendable {
     /// Shared with the main side, for `workers`.
     private let runningJob: RunningJobSlot
 
-    init(name: String, loop: Loop, runningJob: RunningJobSlot, report: @escaping @Sendable (Job, ActionOutcome) -> Void) {
+    init(name: String, loop: Loop, runningJob: RunningJobSlot, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void) {
         self.name = name
         self.loop = loop
         self.runningJob = runningJob
@@ -31,9 +33,9 @@ final class WorkerLane: @unchecked Sendable {
         loop.add(o, forMode: .common)
     }
 
-    /// A job handed over by the main thread (its block ran in an admitting mode).
-    func arrive(_ job: Job) {
-        ready.append(job)
+    /// Jobs handed over by the main thread (their block ran in an admitting mode).
+    func arrive(_ jobs: [Job]) {
+        ready.append(contentsOf: jobs)
         pump()
     }
 
@@ -86,7 +88,15 @@ final class WorkerLane: @unchecked Sendable {
         running = nil
         _ = job.transition(from: .running, to: .finished)
         runningJob.jobID = nil
-        report(job, outcome)
+        if finishedBatch.isEmpty {
+            // Report after the jobs this pass can run, in one hand-off.
+            loop.perform(inModes: [.common]) { [unowned self] in
+                let done = finishedBatch
+                finishedBatch = []
+                report(done)
+            }
+        }
+        finishedBatch.append((job, outcome))
         pump()
     }
 }
