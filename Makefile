@@ -63,6 +63,8 @@ CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DOCDIR ?= $(PREFIX)/share/doc/loopd
 RELEASE_SCRATCH ?= .build
+# A directory with loopd and loopctl already built: install those, build nothing.
+PREBUILT ?=
 RELEASE_BUILD = $(SWIFT) build -c release --scratch-path $(RELEASE_SCRATCH)
 # The toolchain's static backtracer (see SWIFT_BACKTRACE in systemd/loopd.service).
 SWIFT_BACKTRACER ?= $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")") && \
@@ -72,11 +74,11 @@ UNIT_PATHS = -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/loopd/|$(SYSCONFDIR)
 	-e 's|/opt/swift/usr/libexec/swift/linux/swift-backtrace-static|$(SWIFT_BACKTRACER)|g'
 
 install: setup
-	$(RELEASE_BUILD) --product loopd
-	$(RELEASE_BUILD) --product loopctl
-	bin=$$($(RELEASE_BUILD) --show-bin-path) && \
+	@if [ -n "$(PREBUILT)" ]; then echo "installing the binaries in $(PREBUILT) (no build)"; \
+	else $(RELEASE_BUILD) --product loopd && $(RELEASE_BUILD) --product loopctl; fi
+	bin="$(PREBUILT)" && { [ -n "$$bin" ] || bin=$$($(RELEASE_BUILD) --show-bin-path); } && \
 		install -d -m 0755 $(DESTDIR)$(BINDIR) && \
-		install -m 0755 $$bin/loopd $$bin/loopctl $(DESTDIR)$(BINDIR)/
+		install -m 0755 "$$bin/loopd" "$$bin/loopctl" $(DESTDIR)$(BINDIR)/
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd
 	@[ -x "$(SWIFT_BACKTRACER)" ] || echo "warning: no $(SWIFT_BACKTRACER): crash backtraces will be missing"

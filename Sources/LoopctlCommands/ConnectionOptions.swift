@@ -5,7 +5,7 @@ public struct ConnectionOptions: ParsableArguments {
     /// `--socket PATH`.
     @Option(name: .long, help: ArgumentHelp(
         "The daemon's Unix socket.",
-        discussion: "Default: $LOOPD_SOCKET, else ./loopd.sock if it exists, else /run/loopd/loopd.sock.",
+        discussion: "Default: $LOOPD_SOCKET, else ./loopd.sock if it exists, else /run/loopd.sock.",
         valueName: "path"))
     public var socket: String?
 
@@ -31,10 +31,10 @@ public enum SocketPath {
     /// relative `socket`), so the README's two-terminal setup needs no flags.
     public static let workingDirectoryDefault = "./loopd.sock"
     /// Where the systemd units put it (`RuntimeDirectory=loopd`).
-    public static let systemDefault = "/run/loopd/loopd.sock"
+    public static let systemDefault = "/run/loopd.sock"
 
     /// `flag` if given, else a non-empty `LOOPD_SOCKET`, else
-    /// `./loopd.sock` when it exists, else `/run/loopd/loopd.sock`.
+    /// `./loopd.sock` when it exists, else `/run/loopd.sock`.
     public static func resolve(flag: String?, environment: (String) -> String?,
                                fileExists: (String) -> Bool) -> String {
         if let flag, !flag.isEmpty { return flag }

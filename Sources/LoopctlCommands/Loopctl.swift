@@ -8,7 +8,7 @@ public struct Loopctl: ParsableCommand {
         abstract: "Talk to loopd: submit jobs, inspect workers, switch modes.",
         discussion: """
             The daemon's socket is --socket PATH, else $LOOPD_SOCKET, else \
-            ./loopd.sock if it exists, else /run/loopd/loopd.sock. Every \
+            ./loopd.sock if it exists, else /run/loopd.sock. Every \
             subcommand prints human output; --json prints the daemon's raw reply \
             line instead (the exit code is the same).
 

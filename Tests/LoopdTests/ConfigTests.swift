@@ -66,7 +66,7 @@ struct ConfigFileTests {
     @Test("Config/loopd.production.toml parses with the installed paths")
     func productionFile() throws {
         let config = try ConfigLoader.load(path: "\(repoRoot)/Config/loopd.production.toml")
-        #expect(config.server.socketPath == "/run/loopd/loopd.sock")
+        #expect(config.server.socketPath == "/run/loopd.sock")
         #expect(config.server.stateDirectory == "/var/lib/loopd")
         #expect(config.server.debugActions == false)
         #expect(config.journal.fsync)

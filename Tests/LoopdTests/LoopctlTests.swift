@@ -298,14 +298,14 @@ struct LoopctlRequestTests {
         #expect(SocketPath.resolve(flag: "/flag.sock", environment: { env[$0] }, fileExists: { here.contains($0) }) == "/flag.sock")
         #expect(SocketPath.resolve(flag: nil, environment: { env[$0] }, fileExists: { here.contains($0) }) == "/env.sock")
         #expect(SocketPath.resolve(flag: nil, environment: { _ in "" }, fileExists: { here.contains($0) }) == "./loopd.sock")
-        #expect(SocketPath.resolve(flag: nil, environment: { _ in nil }, fileExists: { _ in false }) == "/run/loopd/loopd.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { _ in nil }, fileExists: { _ in false }) == "/run/loopd.sock")
 
         let status: StatusCommand = try parse(["status", "--socket", "/flag.sock", "j"])
         #expect(status.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/flag.sock")
         let plain: StatusCommand = try parse(["status", "j"])
         #expect(plain.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/env.sock")
         #expect(plain.connection.socketPath(in: Captured().context(existing: here)) == "./loopd.sock")
-        #expect(plain.connection.socketPath(in: Captured().context()) == "/run/loopd/loopd.sock")
+        #expect(plain.connection.socketPath(in: Captured().context()) == "/run/loopd.sock")
     }
 }
 

@@ -12,14 +12,15 @@
 # overlays on /etc, /var/lib and /usr/local, whose upper layers live on a
 # tmpfs that only the namespace sees (mounted on $SCRATCH/systemd-test/ns).
 # So the test runs the real `make install` (binaries to /usr/local/bin, units
-# to /etc/systemd/system, config, catalog, sysusers group) and the real
+# to /etc/systemd/system, config, catalog, sysusers group; PREBUILT= names the
+# binaries built just before, so nothing is rebuilt in there) and the real
 # `systemctl enable --now loopd.socket`, with the shipped units unmodified
 # (ExecStart=/usr/local/bin/loopd --config /etc/loopd/loopd.toml), yet the
 # host's /etc, /var/lib and /usr/local are never written. The binaries the
 # service runs are copies in that overlay: readable by its DynamicUser and
 # outside /tmp and /home, which its sandbox hides. The only test-specific
 # settings are a drop-in in /run/systemd/system/loopd.service.d (short
-# WatchdogSec=, RestartSec=, TimeoutStopSec=) and a test config in
+# WatchdogSec=, TimeoutStopSec=) and a test config in
 # /etc/loopd/loopd.toml derived from Config/loopd.production.toml
 # (debug_actions on, 1000 ms stall threshold, 5000 ms grace, an extra worker).
 #
@@ -36,7 +37,6 @@ NSDIR=$WORK/ns
 SOCK=/run/loopd.sock
 UNITS=/etc/systemd/system
 WATCHDOG_SEC=4
-RESTART_SEC=2
 GRACE_MS=5000
 STALL_MS=1000
 TEST_BUDGET=${TEST_BUDGET:-280}
@@ -65,14 +65,20 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM ERR
     set +e
+    # What the private journal saw, for reading after a failure.
+    [ -n "$SYSTEMD_PID" ] && ns 10 journalctl --no-pager -o short-precise >"$WORK/journal.txt" 2>&1
     [ -n "$CLIENT_PID" ] && kill -KILL "$CLIENT_PID" 2>/dev/null
     [ -n "$SYSTEMD_PID" ] && kill -KILL "$SYSTEMD_PID" 2>/dev/null
     [ -n "$UNSHARE_PID" ] && kill -KILL "$UNSHARE_PID" 2>/dev/null
     [ -n "$UNSHARE_PID" ] && wait "$UNSHARE_PID" 2>/dev/null
     [ -n "$BUDGET_PID" ] && kill -TERM "$BUDGET_PID" 2>/dev/null
     [ -n "$BUDGET_PID" ] && wait "$BUDGET_PID" 2>/dev/null
-    if [ -n "$SYSTEMD_PID" ] && [ -e "/proc/$SYSTEMD_PID" ]; then
-        fail "teardown" "the private systemd ($SYSTEMD_PID) is still alive"
+    if [ -n "$SYSTEMD_PID" ]; then
+        local end=$((SECONDS + 10))
+        while [ -e "/proc/$SYSTEMD_PID" ] && [ "$(awk '{print $3}' "/proc/$SYSTEMD_PID/stat" 2>/dev/null)" != Z ] &&
+            [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+        [ ! -e "/proc/$SYSTEMD_PID" ] || [ "$(awk '{print $3}' "/proc/$SYSTEMD_PID/stat" 2>/dev/null)" = Z ] ||
+            fail "teardown" "the private systemd ($SYSTEMD_PID) is still alive"
     fi
     [ "$rc" = 0 ] || [ "$failed" -gt 0 ] || fail "run" "aborted with status $rc"
     echo "$passed passed, $failed failed"
@@ -92,7 +98,7 @@ ns() {
     if [[ $1 =~ ^[0-9]+$ ]]; then t=$1; shift; fi
     timeout -k 2 "$t" nsenter -t "$SYSTEMD_PID" -m -p -u -- "$@"
 }
-ctl() { ns 30 env LOOPD_SOCKET="$SOCK" /usr/local/bin/loopctl "$@"; }
+ctl() { ns 15 env LOOPD_SOCKET="$SOCK" /usr/local/bin/loopctl "$@"; }
 prop() { ns systemctl show -p "$1" --value "${2:-loopd.service}"; }
 journal() { ns journalctl --no-pager "$@"; }
 # wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds.
@@ -106,7 +112,9 @@ wait_for() {
 }
 # jget FIELD JSON: a string member of a one-line JSON object (journalctl -o
 # json, loopctl --json). Enough for the values these checks read.
-jget() { grep -o "\"$1\":\"[^\"]*\"" <<<"$2" | head -n 1 | sed 's/^"[^"]*":"//; s/"$//'; }
+jget() {
+    grep -o "\"$1\":\"\([^\"\\]\|\\\\.\)*\"" <<<"$2" | head -n 1 | sed 's/^"[^"]*":"//; s/"$//; s/\\"/"/g'
+}
 # mid NAME: the MESSAGE_ID loopd uses for NAME (MessageIDs.swift).
 mid() { sed -n "s/.*case $1 = \"\\([0-9a-f]\\{32\\}\\)\".*/\\1/p" Sources/LoopdCore/Systemd/MessageIDs.swift; }
 # entries MATCH...: loopd's journal entries matching, one JSON object a line.
@@ -138,6 +146,9 @@ for product in loopd loopctl; do
     swift build -c release --scratch-path "$SCRATCH" --product "$product" >"$WORK/build-$product.log" 2>&1 ||
         { fail "build $product" "$(tail -n 5 "$WORK/build-$product.log")"; exit 1; }
 done
+# make install in the namespace installs these (PREBUILT=): no second build
+# there, and no race with sources edited meanwhile.
+BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 # Ids must be read from the source before anything depends on them.
 for name in started ready stopping reloaded reloadFailed workerStalled jobFailed jobFinished; do
     [ -n "$(mid "$name")" ] || { fail "preflight" "no MessageID.$name in MessageIDs.swift"; exit 1; }
@@ -197,7 +208,7 @@ if [ -z "$SYSTEMD_PID" ] || [ "$failed" -gt 0 ]; then exit 1; fi
 # ---- install -----------------------------------------------------------------
 
 t_install() {
-    ns 240 make -C "$ROOT" install RELEASE_SCRATCH="$SCRATCH" >"$WORK/install.log" 2>&1 ||
+    ns 120 make -C "$ROOT" install PREBUILT="$BIN" >"$WORK/install.log" 2>&1 ||
         { WHY="make install failed: $(tail -n 5 "$WORK/install.log" | tr '\n' ' ')"; return 1; }
     local f
     for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
@@ -210,7 +221,7 @@ t_install() {
     ns getent group loopd >/dev/null || { WHY="systemd-sysusers did not create the group loopd"; return 1; }
     # A second install keeps an edited config.
     ns sh -c 'echo "# edited" >>/etc/loopd/loopd.toml'
-    ns 120 make -C "$ROOT" install RELEASE_SCRATCH="$SCRATCH" >>"$WORK/install.log" 2>&1 ||
+    ns 120 make -C "$ROOT" install PREBUILT="$BIN" >>"$WORK/install.log" 2>&1 ||
         { WHY="second make install failed"; return 1; }
     ns grep -q '^# edited' /etc/loopd/loopd.toml || { WHY="make install overwrote an existing /etc/loopd/loopd.toml"; return 1; }
 }
@@ -266,10 +277,10 @@ grep -q '^debug_actions = true$' "$WORK/loopd.toml" && grep -q "^stall_threshold
     grep -q "^shutdown_grace_ms = $GRACE_MS\$" "$WORK/loopd.toml" ||
     { fail "test config" "Config/loopd.production.toml no longer has the keys the test edits"; exit 1; }
 cat >"$WORK/50-test.conf" <<EOF
-# Tests/systemd/run.sh: a short watchdog and restart delay for the test.
+# Tests/systemd/run.sh: a short watchdog, and a stop timeout to match the
+# test config's grace period.
 [Service]
 WatchdogSec=${WATCHDOG_SEC}s
-RestartSec=${RESTART_SEC}s
 TimeoutStopSec=$((GRACE_MS / 1000 + 5))s
 EOF
 ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
@@ -365,10 +376,11 @@ check "journalctl -u loopd WORKER=w2 selects w2's jobs only" t_journal_worker
 
 # ---- the watchdog ----------------------------------------------------------------
 
-DURABLE_JOB="" OLD_PID="" NEW_PID="" STALL_JOB="" STALL_AT=0
+DURABLE_JOB="" OLD_PID="" OLD_INVOCATION="" NEW_PID="" STALL_JOB="" STALL_AT=0
 t_watchdog() {
     local out restarts end state
     OLD_PID=$(prop MainPID)
+    OLD_INVOCATION=$(prop InvocationID)
     restarts=$(prop NRestarts)
     # Acknowledged (journaled) before the stall; still sleeping when loopd dies.
     out=$(ctl submit --json --no-wait --durable --worker w3 sleep 15000 2>&1) || { WHY="durable submit: $out"; return 1; }
@@ -398,7 +410,6 @@ t_watchdog_recorded() {
     grep -q 'Watchdog timeout' <<<"$sysmsgs" || { WHY="no 'Watchdog timeout' from systemd: $(tail -n 5 <<<"$sysmsgs")"; return 1; }
     grep -q "Failed with result 'watchdog'" <<<"$sysmsgs" || { WHY="no \"Failed with result 'watchdog'\""; return 1; }
     grep -q 'Scheduled restart job' <<<"$sysmsgs" || { WHY="no 'Scheduled restart job'"; return 1; }
-    if grep -q "State 'stop-watchdog' timed out" <<<"$sysmsgs"; then note "SIGABRT was not enough: systemd needed SIGKILL after TimeoutAbortSec="; fi
 }
 check "systemd recorded the watchdog failure (Watchdog timeout, result 'watchdog', restart)" t_watchdog_recorded
 
@@ -415,14 +426,33 @@ t_stall_logged() {
 }
 check "before pings stopped loopd logged the stalled worker and job (MESSAGE_ID=worker stalled)" t_stall_logged
 
+# The backtrace comes from the runtime's helper process (its own _PID), on
+# loopd's stderr stream: read everything the unit wrote before the restart.
 t_backtrace() {
     local out
-    out=$(journal -u loopd.service _PID="$OLD_PID" -o cat 2>/dev/null)
-    grep -Eq 'Program crashed|Backtrace|Thread [0-9]+ crashed' <<<"$out" ||
-        { WHY="no backtrace from pid $OLD_PID; its last lines: $(tail -n 3 <<<"$out" | tr '\n' ' ')"; return 1; }
-    note "$(grep -Em 1 'Program crashed|Backtrace' <<<"$out")"
+    out=$(journal -u loopd.service _SYSTEMD_INVOCATION_ID="$OLD_INVOCATION" -o cat 2>/dev/null)
+    grep -q 'Program crashed: Aborted' <<<"$out" && grep -q 'Thread [0-9]* "loopd-w1"' <<<"$out" &&
+        grep -q 'Backtrace took' <<<"$out" ||
+        { WHY="no complete backtrace; lines: $(grep -E 'Backtrac|crashed|error' <<<"$out" | head -n 3 | tr '\n' ' ')"; return 1; }
+    note "$(grep -m 1 'Program crashed' <<<"$out") ... $(grep -m 1 'Backtrace took' <<<"$out")"
 }
-check "the Swift runtime's SIGABRT backtrace is in the journal" t_backtrace
+check "the Swift runtime's SIGABRT backtrace (every thread, w1's too) is in the journal" t_backtrace
+
+# The runtime's handler returns after the backtrace and the process would go
+# on; TimeoutAbortSec= must end it.
+t_abort_prompt() {
+    local abort_sec wd_us gone_us
+    abort_sec=$(prop TimeoutAbortUSec)
+    wd_us=$(jget __REALTIME_TIMESTAMP "$(systemd_about_loopd -o json -g 'Watchdog timeout')")
+    gone_us=$(jget __REALTIME_TIMESTAMP "$(systemd_about_loopd -o json -g "Failed with result 'watchdog'")")
+    [ -n "$wd_us" ] && [ -n "$gone_us" ] || { WHY="no watchdog timeout / failure entries"; return 1; }
+    local ms=$(((gone_us - wd_us) / 1000)) bound_ms
+    [[ $abort_sec =~ ^([0-9]+)s$ ]] || { WHY="unexpected TimeoutAbortUSec '$abort_sec'"; return 1; }
+    bound_ms=$((BASH_REMATCH[1] * 1000 + 1000))
+    [ "$ms" -le "$bound_ms" ] || { WHY="the process took $ms ms to die after SIGABRT (TimeoutAbortSec=$abort_sec)"; return 1; }
+    note "gone $ms ms after SIGABRT (TimeoutAbortSec=$abort_sec)"
+}
+check "after the watchdog's SIGABRT the process is gone within TimeoutAbortSec" t_abort_prompt
 
 t_queued() {
     wait "$CLIENT_PID" 2>/dev/null || true
@@ -443,7 +473,8 @@ t_durable() {
     case "$state" in pending | running) ;; *) WHY="after the restart job $DURABLE_JOB is '$state'"; return 1 ;; esac
     has_entry _PID="$OLD_PID" JOB_ID="$DURABLE_JOB" MESSAGE_ID="$(mid jobFinished)" &&
         { WHY="it had finished before the kill: nothing was replayed"; return 1; }
-    wait_for 25 test "$(job_state "$DURABLE_JOB")" = completed ||
+    durable_done() { [ "$(job_state "$DURABLE_JOB")" = completed ]; }
+    wait_for 25 durable_done ||
         { WHY="job $DURABLE_JOB is '$(job_state "$DURABLE_JOB")' 25 s after the restart"; return 1; }
     wait_for 5 has_entry _PID="$NEW_PID" JOB_ID="$DURABLE_JOB" MESSAGE_ID="$(mid jobFinished)" ||
         { WHY="no finish entry from the new pid $NEW_PID"; return 1; }
