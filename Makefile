@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan bench bench-quick example clean
+.PHONY: setup build run test test-tsan test-asan bench bench-quick example clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -31,6 +31,11 @@ test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
+## The suites under AddressSanitizer (issue 5: CI runs both sanitizers).
+test-asan:
+	$(SWIFT) build --product loopdPackageTests --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+
 ## Side-by-side benchmarks: LoopRuntime vs Dispatch, SwiftNIO, Foundation and the raw
 ## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
 bench: setup
@@ -47,7 +52,7 @@ example:
 	$(SWIFT) run loop-example
 
 clean:
-	rm -rf .build .build-tsan .build-bench
+	rm -rf .build .build-tsan .build-asan .build-bench
 
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
 ## units, config (an existing one is kept), journal catalog, sysusers file.
@@ -132,3 +137,19 @@ fuzz: setup
 
 fuzz-long: setup
 	Fuzz/run.sh 600
+
+## Load, crash consistency, resource faults, leaks and privilege, against the
+## real daemon (Tests/reliability/; docs/RELIABILITY.md, "Load" onwards).
+## `reliability` runs the CI forms (about 8 minutes; the disk-full and
+## privilege parts need root and say so when they skip); `soak` is the
+## 10-minute load. Release binaries in .build-rel.
+.PHONY: reliability soak
+RELIABILITY_BUILD = $(SWIFT) build -c release --scratch-path .build-rel
+reliability: setup
+	$(RELIABILITY_BUILD) --product loopd
+	$(RELIABILITY_BUILD) --product loopctl
+	Tests/reliability/run.sh "$$($(RELIABILITY_BUILD) --show-bin-path)"
+
+soak: setup
+	$(RELIABILITY_BUILD) --product loopd
+	python3 Tests/reliability/load.py --bin "$$($(RELIABILITY_BUILD) --show-bin-path)" --duration 600 --soak

@@ -58,6 +58,16 @@ let package = Package(
         .executableTarget(
             name: "loop-example", dependencies: ["LoopRuntime"],
             path: "Examples/loop-example", swiftSettings: strict),
+        // libFuzzer targets (Fuzz/run.sh, docs/RELIABILITY.md); an ordinary build replays corpus files.
+        .executableTarget(
+            name: "FuzzRequestDecoder", dependencies: ["LoopdProtocol"], path: "Fuzz/FuzzRequestDecoder",
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzLineFramer", dependencies: ["LoopdProtocol"], path: "Fuzz/FuzzLineFramer",
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzConfigParser", dependencies: ["LoopdCore"], path: "Fuzz/FuzzConfigParser",
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",

@@ -147,7 +147,7 @@ import Testing
             let loop = Loop.current
             let fired = Counter()
             loop.add(LoopTimer(after: .zero) { _ in fired.increment() }, forMode: .default)
-            loop.run()  // returns once the one-shot timer is spent
+            withWatchdog(loop) { loop.run() }  // returns once the one-shot timer is spent
             return fired.count
         }
         #expect(fired == 1)

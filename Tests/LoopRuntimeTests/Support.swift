@@ -10,27 +10,18 @@ import Glibc
 // thread's loop would outlive the test), and every wait is bounded and waits
 // for an event, never for a guessed duration.
 
-/// A mutex-guarded value built on a pthread mutex, which ThreadSanitizer
-/// understands. (`Synchronization.Mutex` hands a contended lock over inside
-/// the uninstrumented runtime, so TSan reports races that are not there.)
+/// A value guarded by the library's pthread-based `Lock`, which
+/// ThreadSanitizer understands. (`Synchronization.Mutex` hands a contended
+/// lock over inside the uninstrumented runtime, so TSan reports races that
+/// are not there.)
 final class Guarded<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value  // guarded by mutex
+    private let lock = Lock()
+    private var value: Value  // guarded by lock
 
-    init(_ value: Value) {
-        self.value = value
-        pthread_mutex_init(mutex, nil)
-    }
+    init(_ value: Value) { self.value = value }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.withLock { body(&value) }
     }
 }
 
@@ -228,23 +219,30 @@ func shutDown(_ worker: LoopThread, sourceLocation: SourceLocation = #_sourceLoc
     if bounded(sourceLocation: sourceLocation, { worker.stop() }) == nil { abandon(worker) }
 }
 
-/// Runs the calling thread's `loop` like `run(mode:timeout:...)`, but stops
-/// it if it is still running after `seconds` of real time, recording an
-/// issue: a run on a manual clock that should end by itself (its time
-/// never passes) cannot hang the suite.
-func boundedRun(_ loop: Loop, mode: Loop.Mode = .default, timeout: Duration? = .seconds(10),
-                returnAfterSourceHandled: Bool = false, seconds: Double = 10,
-                sourceLocation: SourceLocation = #_sourceLocation) -> Loop.RunResult {
+/// Runs `body` (which runs the calling thread's `loop`) with a watchdog that
+/// stops the loop if it is still running after `seconds` of real time, and
+/// records an issue: a run that should end by itself (on a manual clock,
+/// whose time never passes, or with no timeout) cannot hang the suite.
+func withWatchdog<T>(_ loop: Loop, seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
+                     _ body: () -> T) -> T {
     let done = Flag()
     let watchdog = TestThread("watchdog") { () -> Bool in
         if done.wait(seconds) { return false }
         loop.stop()
         return true
     }
-    let result = loop.run(mode: mode, timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled)
+    let result = body()
     done.open()
     if watchdog.join() == true {
         Issue.record("the run did not end by itself within \(seconds) s; stopped it", sourceLocation: sourceLocation)
     }
     return result
+}
+
+/// `loop.run(mode:timeout:returnAfterSourceHandled:)` under `withWatchdog`.
+func boundedRun(_ loop: Loop, mode: Loop.Mode = .default, timeout: Duration? = .seconds(10),
+                returnAfterSourceHandled: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) -> Loop.RunResult {
+    withWatchdog(loop, sourceLocation: sourceLocation) {
+        loop.run(mode: mode, timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled)
+    }
 }

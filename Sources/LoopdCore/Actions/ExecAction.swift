@@ -114,6 +114,7 @@ private final class ExecRun: @unchecked Sendable {
     private func finishIfDone() {
         guard let exit, openPipes == 0 else { return }
         killTimer?.invalidate()
+        releaseWhenDone()
         var result: [(String, JSON)] = []
         switch exit {
         case .exited(let code):
@@ -134,6 +135,21 @@ private final class ExecRun: @unchecked Sendable {
             context.complete(.success(json))
         } else {
             context.complete(.failure(ProtocolError(.jobFailed, "\(spec.argv[0]) \(exit)"), result: json))
+        }
+    }
+}
+
+extension ExecRun {
+    /// The handlers of `sources`, `process` and `killTimer` hold this run
+    /// strongly: that is what keeps it alive while the child runs. Once it
+    /// is over they are dropped, or every exec job leaked its run, sources
+    /// and output (bug: exec-run-leak). Dropped on a later turn of the loop,
+    /// because one of those handlers is running the call that gets here.
+    fileprivate func releaseWhenDone() {
+        context.loop.perform(inModes: [.common]) { [self] in
+            sources = []
+            process = nil
+            killTimer = nil
         }
     }
 }

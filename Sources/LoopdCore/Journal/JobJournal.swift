@@ -12,10 +12,11 @@
 ///    Then `compactIfNeeded()`.
 ///
 /// Durability: `commit` issues one `pwrite` of everything buffered, then one
-/// `fdatasync`, before it returns. A crash at any point leaves a prefix of
-/// the byte stream we wrote, which `init` reads back up to the last whole,
-/// checksummed record; since nothing is acknowledged before its commit
-/// returns, every acknowledged job is inside that prefix.
+/// `fdatasync`, before it returns. After a crash, every byte up to the end
+/// of the last commit that returned is intact; bytes of a commit in flight
+/// may be missing, zeroed or partial, and `init` reads the log only up to the
+/// last whole, checksummed record. Nothing is acknowledged before its commit
+/// returns, so every acknowledged job is inside what `init` keeps.
 ///
 /// Concurrency: not thread-safe and not `Sendable`. Only the thread that
 /// runs the daemon's main loop may touch it; no locks are needed because

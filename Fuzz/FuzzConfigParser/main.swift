@@ -1,0 +1,153 @@
+// libFuzzer target for the configuration parser (docs/RELIABILITY.md, "Fuzzing").
+//
+// Each input is the text of a loopd.toml. The target checks that
+// `ConfigLoader.parse(_:origin:)` never traps and that:
+// - it is deterministic (a second parse gives the same config or error);
+// - a refusal names the origin, and a refused setting names its key in one
+//   line (keys and values are quoted back with control characters escaped);
+// - a raw NUL byte is refused (TOML allows no control character but tab
+//   outside strings, nor unescaped inside them): the C parser underneath
+//   would otherwise read the text only up to it and drop the rest silently;
+// - an accepted config holds what the loader promises: 1 to 256 uniquely
+//   named workers (none "any", no "common" mode), limits in their documented
+//   ranges, exec programs and working directories as absolute paths.
+//
+// Built with `-sanitize=fuzzer` and `-D LOOPD_LIBFUZZER` (Fuzz/run.sh), libFuzzer
+// supplies `main`; in an ordinary build the `@main` below replays files
+// instead: `FuzzConfigParser Fuzz/corpus/FuzzConfigParser/*`.
+import Glibc
+import LoopdCore
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    let text = String(decoding: bytes, as: UTF8.self)
+    if abortsInTOMLKit(text) { return -1 }  // known bug: do not keep the input
+    let first = Result { () throws(ConfigError) in try ConfigLoader.parse(text, origin: "<fuzz>") }
+    let second = Result { () throws(ConfigError) in try ConfigLoader.parse(text, origin: "<fuzz>") }
+    precondition(first == second, "two parses of the same text differ")
+    switch first {
+    case .success(let config):
+        precondition(!bytes.contains(0), "a config with a raw NUL byte was accepted")
+        check(config)
+    case .failure(let error):
+        precondition(error.origin == "<fuzz>" && error.description.hasPrefix("<fuzz>"), "the error lost its origin: \(error)")
+        if case .invalid(_, let key, _) = error {
+            precondition(!key.isEmpty, "an invalid setting without a key: \(error)")
+            precondition(!error.description.contains("\n"), "a setting's error spans lines: \(error)")
+        }
+    }
+    return 0
+}
+
+/// Known bug, reported (docs/RELIABILITY.md, "Fuzzing"): the toml++ parser
+/// inside TOMLKit 0.6.0 asserts, aborting the process, when a table header's
+/// first key character cannot start a key: `[=]`, `[ *]`, `[[é]]`, `[` at the
+/// end of a line. `parse_table_header` calls `parse_key` without checking the
+/// character first, and SwiftPM builds C++ without NDEBUG, so the assert is
+/// live in release builds too. Until TOMLKit is fixed the target drops such
+/// inputs (returning -1 also keeps them out of the corpus) so the fuzzer can
+/// explore the rest. The check errs towards dropping: any line that starts
+/// with `[` is looked at, as toml++ sees the text (up to the first NUL).
+private func abortsInTOMLKit(_ text: String) -> Bool {
+    var atLineStart = true
+    var it = text.utf8.prefix { $0 != 0 }.makeIterator()
+    var pending: UInt8? = nil
+    func next() -> UInt8? {
+        if let b = pending { pending = nil; return b }
+        return it.next()
+    }
+    func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+    while let b = next() {
+        if atLineStart, isSpace(b) { continue }
+        if atLineStart, b == UInt8(ascii: "[") {
+            var c = next()
+            while let x = c, isSpace(x) { c = next() }
+            if c == UInt8(ascii: "[") {
+                c = next()
+                while let x = c, isSpace(x) { c = next() }
+            }
+            guard let first = c else { return false }
+            let startsKey = isASCIIBareKeyByte(first) || first == UInt8(ascii: "\"") || first == UInt8(ascii: "'")
+            if !startsKey && first != UInt8(ascii: "]") { return true }
+            pending = first
+            atLineStart = false
+            continue
+        }
+        atLineStart = b == 0x0A
+    }
+    return false
+}
+
+private func isASCIIBareKeyByte(_ b: UInt8) -> Bool {
+    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+        || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
+}
+
+/// What every accepted config guarantees (Config/loopd.toml documents each range).
+private func check(_ config: DaemonConfig) {
+    precondition((1...256).contains(config.workers.count), "\(config.workers.count) workers")
+    precondition(Set(config.workers.map(\.name)).count == config.workers.count, "duplicate worker names")
+    for worker in config.workers {
+        precondition(isName(worker.name) && worker.name != "any", "bad worker name \(worker.name)")
+        precondition(isName(worker.mode) && worker.mode != "common", "bad mode \(worker.mode)")
+    }
+    let limits = config.limits
+    precondition((256...16_777_216).contains(limits.maxLineBytes), "max_line_bytes \(limits.maxLineBytes)")
+    precondition((1...100_000).contains(limits.maxConnections), "max_connections \(limits.maxConnections)")
+    precondition((1...10_000_000).contains(limits.maxQueuedJobsPerWorker), "max_queued_jobs_per_worker")
+    precondition((4_096...1_073_741_824).contains(limits.maxPendingReplyBytes), "max_pending_reply_bytes")
+    precondition(config.server.socketMode <= 0o777, "socket_mode \(config.server.socketMode)")
+    precondition(config.server.socketPath.utf8.count <= 107, "socket path too long")
+    precondition((100...3_600_000).contains(config.server.stallThresholdMs), "stall_threshold_ms")
+    precondition((0...3_600_000).contains(config.server.shutdownGraceMs), "shutdown_grace_ms")
+    precondition((0...31_536_000).contains(config.journal.retentionSeconds), "retention_seconds")
+    for (name, action) in config.actions {
+        precondition(isName(name), "bad action name \(name)")
+        guard let exec = action.exec else {
+            precondition(DaemonConfig.builtinActionNames.contains(name), "\(name) is neither built in nor exec")
+            continue
+        }
+        precondition(!DaemonConfig.builtinActionNames.contains(name), "exec action \(name) shadows a built-in")
+        precondition(exec.argv.first?.hasPrefix("/") == true, "\(name): argv[0] is not absolute")
+        precondition(exec.cwd.hasPrefix("/"), "\(name): cwd is not absolute")
+        precondition((0...256).contains(exec.maxClientArgs), "\(name): max_client_args")
+        precondition((1...86_400_000).contains(exec.timeoutMs), "\(name): timeout_ms")
+        precondition((1...600_000).contains(exec.killGraceMs), "\(name): kill_grace_ms")
+        precondition((0...16_777_216).contains(exec.outputCapBytes), "\(name): output_cap_bytes")
+        precondition(!exec.argv.contains { $0.utf8.contains(0) }, "\(name): NUL in argv")
+        precondition(!exec.env.contains { $0.key.isEmpty || $0.key.contains("=") }, "\(name): bad env name")
+        precondition(!exec.env.contains { $0.key.utf8.contains(0) || $0.value.utf8.contains(0) }, "\(name): NUL in env")
+    }
+}
+
+/// The worker/mode/action alphabet: 1 to 64 of A-Z a-z 0-9 _ . -
+private func isName(_ s: String) -> Bool {
+    (1...64).contains(s.utf8.count)
+        && s.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+        }
+}
+
+#if !LOOPD_LIBFUZZER
+/// Without libFuzzer: runs each file named on the command line through the
+/// target once, so the corpus doubles as a regression suite in any build.
+@main enum Replay {
+    static func main() {
+        let files = CommandLine.arguments.dropFirst()
+        if files.isEmpty { print("usage: FuzzConfigParser FILE... (a libFuzzer build fuzzes instead; see Fuzz/run.sh)") }
+        for path in files {
+            guard let file = fopen(path, "rb") else { fatalError("cannot open \(path)") }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while case let n = fread(&chunk, 1, chunk.count, file), n > 0 { bytes += chunk[0..<n] }
+            fclose(file)
+            // One spare byte, so even an empty input has an address to pass.
+            bytes.append(0)
+            _ = bytes.withUnsafeBufferPointer { fuzz($0.baseAddress.unsafelyUnwrapped, $0.count - 1) }
+        }
+        print("FuzzConfigParser: replayed \(files.count) inputs")
+    }
+}
+#endif

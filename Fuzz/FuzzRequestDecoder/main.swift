@@ -1,0 +1,101 @@
+// libFuzzer target for the request decoder (docs/RELIABILITY.md, "Fuzzing").
+//
+// Each input is one request line. The target checks that:
+// - `RequestDecoder.decode` never traps, whatever the bytes;
+// - a refusal carries only the codes the decoder may give (`bad_request`,
+//   `unknown_op`), and its error reply is one line of JSON that parses back;
+// - every document `JSONParser` accepts serializes to compact JSON without a
+//   raw newline that parses back to the same value;
+// - a request that decodes, written back as a request line, decodes to the
+//   same `Request`.
+//
+// Built with `-sanitize=fuzzer` and `-D LOOPD_LIBFUZZER` (Fuzz/run.sh), libFuzzer
+// supplies `main`; in an ordinary build the `@main` below replays files
+// instead: `FuzzRequestDecoder Fuzz/corpus/FuzzRequestDecoder/*`.
+import Glibc
+import LoopdProtocol
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let line = UnsafeBufferPointer(start: data, count: size)
+    checkJSONRoundTrip(line)
+    switch RequestDecoder.decode(line) {
+    case .success(let request):
+        let again = encode(request)
+        guard case .success(let decoded) = RequestDecoder.decode(Array(again.utf8)) else {
+            fatalError("re-encoded request does not decode: \(again)")
+        }
+        precondition(decoded == request, "re-encoded request decodes differently: \(again)")
+    case .failure(let failure):
+        precondition(
+            failure.error.code == .badRequest || failure.error.code == .unknownOp,
+            "the decoder refused with \(failure.error.code)")
+        checkReply(Response.error(id: failure.id, failure.error))
+    }
+    return 0
+}
+
+/// A parsed document, written compactly, parses back to the same value.
+private func checkJSONRoundTrip(_ line: UnsafeBufferPointer<UInt8>) {
+    guard let value = try? JSONParser.parse(line) else { return }
+    let text = value.serialized()
+    precondition(!text.utf8.contains(0x0A), "serialized JSON contains a raw newline")
+    guard let back = try? JSONParser.parse(Array(text.utf8)) else { fatalError("serialized JSON does not parse: \(text)") }
+    precondition(back == value, "JSON round trip changed the value: \(text)")
+}
+
+/// A reply is exactly one line of JSON.
+private func checkReply(_ reply: String) {
+    let bytes = Array(reply.utf8)
+    precondition(bytes.last == 0x0A, "a reply does not end with its newline")
+    precondition(!bytes.dropLast().contains(0x0A), "a reply spans more than one line")
+    guard (try? JSONParser.parse(bytes.dropLast())) != nil else { fatalError("a reply is not JSON: \(reply)") }
+}
+
+/// The request line a client would send for `request` (every field explicit).
+private func encode(_ request: Request) -> String {
+    var members: [(String, JSON)] = []
+    if let id = request.id { members.append(("id", id.json)) }
+    switch request.operation {
+    case .ping: members.append(("op", "ping"))
+    case .workers: members.append(("op", "workers"))
+    case .stats: members.append(("op", "stats"))
+    case .status(let job): members += [("op", "status"), ("job", .string(job))]
+    case .cancel(let job): members += [("op", "cancel"), ("job", .string(job))]
+    case .inspect(let worker): members += [("op", "inspect"), ("worker", .string(worker))]
+    case .mode(let worker, let mode): members += [("op", "mode"), ("worker", .string(worker)), ("mode", .string(mode))]
+    case .submit(let s):
+        members += [("op", "submit"), ("action", .string(s.action)), ("args", .array(s.args.map { .string($0) }))]
+        switch s.placement {
+        case .any: members.append(("worker", "any"))
+        case .worker(let w): members.append(("worker", .string(w)))
+        case .key(let k): members.append(("key", .string(k)))
+        }
+        members += [("wait", .bool(s.wait)), ("durable", .bool(s.durable)), ("delay_ms", .integer(s.delayMs))]
+        members.append(("timeout_ms", s.timeoutMs.map { .integer($0) } ?? .null))
+        members.append(("mode", s.mode.map { .string($0) } ?? .null))
+    }
+    return JSON.object(members).serialized()
+}
+
+#if !LOOPD_LIBFUZZER
+/// Without libFuzzer: runs each file named on the command line through the
+/// target once, so the corpus doubles as a regression suite in any build.
+@main enum Replay {
+    static func main() {
+        let files = CommandLine.arguments.dropFirst()
+        if files.isEmpty { print("usage: FuzzRequestDecoder FILE... (a libFuzzer build fuzzes instead; see Fuzz/run.sh)") }
+        for path in files {
+            guard let file = fopen(path, "rb") else { fatalError("cannot open \(path)") }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while case let n = fread(&chunk, 1, chunk.count, file), n > 0 { bytes += chunk[0..<n] }
+            fclose(file)
+            // One spare byte, so even an empty input has an address to pass.
+            bytes.append(0)
+            _ = bytes.withUnsafeBufferPointer { fuzz($0.baseAddress.unsafelyUnwrapped, $0.count - 1) }
+        }
+        print("FuzzRequestDecoder: replayed \(files.count) inputs")
+    }
+}
+#endif
