@@ -390,3 +390,18 @@ struct ActionPolicyTests {
         #expect(!c.permits(action: "x", uid: Self.alice, gid: Self.alice, daemonUID: Self.daemon))
     }
 }
+
+/// Found by FuzzConfigParser (docs/RELIABILITY.md): a raw NUL byte made the
+/// C parser stop reading and the rest of the file was silently dropped.
+@Suite struct ConfigRawNULRegressionTests {
+    @Test func bugRawNULIsRefusedNotTruncated() {
+        let text = "[[workers]]\nname = \"w1\"\n\0[limits]\nmax_line_bytes = \"oops\"\n"
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, origin: "t.toml") }
+        do {
+            _ = try ConfigLoader.parse(text, origin: "t.toml")
+        } catch {
+            #expect(error.description.contains("NUL"))
+            #expect(error.description.hasPrefix("t.toml"))
+        }
+    }
+}

@@ -40,6 +40,14 @@ public enum ConfigLoader {
 
     /// Validates TOML `text`; `origin` labels the errors (a path, or "<test>").
     public static func parse(_ text: String, origin: String) throws(ConfigError) -> DaemonConfig {
+        // TOML allows no raw NUL, and the C parser underneath would stop
+        // reading at one and silently drop the rest of the file.
+        if let offset = text.utf8.firstIndex(of: 0) {
+            let before = text.utf8[..<offset]
+            let line = before.count { $0 == 0x0A } + 1
+            let column = before.count - (before.lastIndex(of: 0x0A).map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
+            throw .syntax(origin: origin, line: line, column: column, message: "a raw NUL byte is not allowed in TOML")
+        }
         let marked = NULEscapes.mark(text)
         let root: TOMLTable
         do {
