@@ -92,7 +92,7 @@ for t in "${targets[@]}"; do
     peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
     cov=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]*' | tail -1 | cut -d' ' -f2)
     ft=$(grep -E '^#[0-9]+' "$log" | grep -o 'ft: [0-9]*' | tail -1 | cut -d' ' -f2)
-    files=$(find "$corpus" -type f | wc -l)
+    units=$(grep -E '^#[0-9]+' "$log" | grep -o 'corp: [0-9]*/[0-9A-Za-z]*' | tail -1 | cut -d' ' -f2)
     if [[ $rc -eq 0 ]] && ! grep -qE '^(==[0-9]+== ?)?ERROR: |^SUMMARY: ' "$log"; then
         verdict="ok"
     else
@@ -108,7 +108,7 @@ for t in "${targets[@]}"; do
         [[ -n $artifact ]] && verdict="$verdict, input: $artifact"
         grep -E 'ERROR:|Fatal error|Assertion|precondition|SUMMARY' "$log" | head -n 5 | sed "s/^/  $t: /"
     fi
-    summaries+=("$t: $verdict; ${runs:-?} runs in ${seconds}s (${speed:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $seeds -> $files files, peak RSS ${peak:-?} MB")
+    summaries+=("$t: $verdict; ${runs:-?} runs in ${seconds}s (${speed:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus $seeds seeds -> ${units:-?} (inputs/bytes), peak RSS ${peak:-?} MB")
 done
 
 echo "fuzz summary (${seconds}s per target):"

@@ -44,14 +44,22 @@ extension Server {
     }
 
     private func finishShutdown() {
-        commitJournal()
+        // Stop the workers first: a job's end travels to this loop as a
+        // block, and a worker can have cleared its running job before that
+        // block arrives. Once the workers are joined every such block is
+        // queued here, ahead of the one below, so the commit records them
+        // and a clean stop leaves nothing finished to replay
+        // (bug clean-stop-replays-finished-job).
         for w in workers { w.stop() }
-        for c in Array(connections.values) {
-            c.flush()
-            c.close()
+        loop.perform(inModes: [.common]) { [unowned self] in
+            commitJournal()
+            for c in Array(connections.values) {
+                c.flush()
+                c.close()
+            }
+            state = .stopped
+            loop.stop()
         }
-        state = .stopped
-        loop.stop()
     }
 }
 
