@@ -91,3 +91,20 @@ actor PinnedCounter {
         late.invalidate()
     }
 }
+
+/// Bug perform-token-cycle: a token held its timer, whose handler held the
+/// token, so every delayed request leaked its timer and block.
+@Suite struct PerformTokenCycleTests {
+    @Test func bugPerformTokenCycle_spentRequestsReleaseTheirTimers() {
+        let thread = LoopThread(name: "token-cycle")
+        defer { thread.stop() }
+        let ran = Counter()
+        let fired = thread.perform(afterDelay: .milliseconds(1)) { ran.increment() }
+        let cancelled = thread.perform(afterDelay: .seconds(60)) { ran.increment() }
+        #expect(cancelled.cancel())
+        #expect(eventually { ran.count == 1 })
+        // The tokens are still held here; their timers must not be.
+        #expect(eventually { fired.timer == nil && cancelled.timer == nil })
+        #expect(ran.count == 1)
+    }
+}

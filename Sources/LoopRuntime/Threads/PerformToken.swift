@@ -3,8 +3,11 @@ import Synchronization
 /// A delayed perform request, for `cancelPerform(_:)`.
 public final class PerformToken: Sendable {
     private let claimed = Atomic<Bool>(false)
-    // Set once, right after init, before the token is shared.
-    nonisolated(unsafe) fileprivate(set) var timer: LoopTimer?
+    // Set once, right after init, before the token is shared. Weak: the
+    // timer's handler holds the token, and the loop holds the timer while it
+    // is scheduled; a strong reference here would keep every spent request
+    // (timer, block and all it captures) alive for good.
+    nonisolated(unsafe) fileprivate(set) weak var timer: LoopTimer?
 
     fileprivate init() {}
 
