@@ -20,10 +20,15 @@ final class KernelSource: @unchecked Sendable {
     private let interestBits: Atomic<UInt32>  // any thread
     private let valid = Atomic<Bool>(true)     // any thread
 
-    init(fd: Int32, interest: IOInterest, order: Int,
+    /// Whether invalidation also closes `fd` (a descriptor the source made
+    /// for itself, such as a signalfd or pidfd).
+    let closesDescriptor: Bool
+
+    init(fd: Int32, interest: IOInterest, order: Int, closesDescriptor: Bool = false,
          label: @escaping @Sendable () -> String,
          handler: @escaping @Sendable (ReadinessEvent, Bool) -> Void) {
         self.fd = fd
+        self.closesDescriptor = closesDescriptor
         self.order = order
         self.label = label
         self.handler = handler
@@ -43,9 +48,12 @@ final class KernelSource: @unchecked Sendable {
     }
 
     /// Removes it from every loop, synchronously: when this returns, no epoll
-    /// set holds `fd` and the handler will not be called again.
+    /// set holds `fd`, the handler will not be called again, and an owned
+    /// descriptor is closed. Runs once, however often it is called.
     func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
         for loop in links.takeAll() { loop.detach(self) }
+        // No epoll set holds it any more, so its number can be reused safely.
+        if closesDescriptor { closeDescriptor(fd) }
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// How a child process ended.
 public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
     /// It called exit with this status.
@@ -28,7 +26,6 @@ public final class LoopProcessSource: @unchecked Sendable {
     public let pid: Int32
     private let fd: Int32
     let core: KernelSource
-    private let fdClosed = Atomic<Bool>(false)
 
     /// Watches child `pid` (which must be a child of this process, not yet
     /// reaped); `handler` runs on the loop's thread with its exit.
@@ -37,7 +34,7 @@ public final class LoopProcessSource: @unchecked Sendable {
         let fd = try SignalPlatform.openPidFD(pid)
         self.fd = fd
         let owner = WeakOwner<LoopProcessSource>()
-        core = KernelSource(fd: fd, interest: .readable, order: order,
+        core = KernelSource(fd: fd, interest: .readable, order: order, closesDescriptor: true,
                             label: { "process source pid = \(pid)" },
                             handler: { _, _ in
                                 guard let status = SignalPlatform.reap(pid) else { return }
@@ -61,7 +58,6 @@ public final class LoopProcessSource: @unchecked Sendable {
     /// Stops watching and closes the pidfd (the child is not reaped).
     public func invalidate() {
         core.invalidate()
-        if !fdClosed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(fd) }
     }
 
     deinit { invalidate() }

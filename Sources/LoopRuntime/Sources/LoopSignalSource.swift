@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A version-1 source delivering Unix signals through a signalfd, so a
 /// handler runs on the loop's thread like any other event (no async-signal
 /// restrictions).
@@ -12,7 +10,6 @@ public final class LoopSignalSource: @unchecked Sendable {
     public let signals: [Int32]
     private let fd: Int32
     let core: KernelSource
-    private let fdClosed = Atomic<Bool>(false)
 
     /// Blocks `signals` in the calling thread and in threads it starts later.
     public static func block(_ signals: [Int32]) { SignalPlatform.block(signals) }
@@ -22,7 +19,7 @@ public final class LoopSignalSource: @unchecked Sendable {
         self.signals = signals
         let fd = try SignalPlatform.openSignalFD(signals)
         self.fd = fd
-        core = KernelSource(fd: fd, interest: .readable, order: order,
+        core = KernelSource(fd: fd, interest: .readable, order: order, closesDescriptor: true,
                             label: { "signal source fd = \(fd) signals = \(signals)" },
                             handler: { _, _ in
                                 for s in SignalPlatform.readSignals(fd) { handler(s) }
@@ -35,7 +32,6 @@ public final class LoopSignalSource: @unchecked Sendable {
     /// Stops receiving and closes the descriptor.
     public func invalidate() {
         core.invalidate()
-        if !fdClosed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(fd) }
     }
 
     deinit { invalidate() }
