@@ -140,9 +140,9 @@ fuzz-long: setup
 
 ## Load, crash consistency, resource faults, leaks and privilege, against the
 ## real daemon (Tests/reliability/; docs/RELIABILITY.md, "Load" onwards).
-## `reliability` runs the CI forms (about 8 minutes; the disk-full and
-## privilege parts need root and say so when they skip); `soak` is the
-## 10-minute load. Release binaries in .build-rel.
+## `reliability` runs the CI forms (about 4 minutes after the build; the
+## disk-full and privilege parts need root and say so when they skip);
+## `soak` is the 10-minute load. Release binaries in .build-rel.
 .PHONY: reliability soak
 RELIABILITY_BUILD = $(SWIFT) build -c release --scratch-path .build-rel
 reliability: setup

@@ -37,9 +37,9 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import (Checks, Client, LoopdProcess, binary_dir, make_workdir, section,  # noqa: E402
-                       seeded_random, wait_until)
+from loopdtest import Checks, Client, LoopdProcess, binary_dir, make_workdir, section, seeded_random  # noqa: E402
 
 THREADS = 6
 HEADER = 16  # journal file header bytes

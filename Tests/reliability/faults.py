@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopdtest import (Checks, Client, LoopdProcess, binary_dir, is_root, make_workdir, on_exit,  # noqa: E402
                        section, wait_idle, wait_until)

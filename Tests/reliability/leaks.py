@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopdtest import Checks, Client, LoopdProcess, binary_dir, make_workdir, section, wait_idle, wait_until  # noqa: E402
 from load import WORKERS, config_actions, warm_up  # noqa: E402

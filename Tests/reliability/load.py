@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Issue 5 item 3, LOAD: many concurrent clients, mixed jobs, random disconnects.
 
-Runs the real loopd (release build) with four workers and a few exec
-actions, warms it up, then lets --clients asyncio clients pipeline batches
-of mixed requests for --duration seconds (and on until --min-jobs jobs were
-acknowledged). Every client matches every reply to its request by id and
-checks what it says; a few batches end in an abrupt close with replies
-still owed. Afterwards:
+Runs the real loopd (release build) with four workers, fsync on, a 60 s
+journal retention and a few exec actions; fills its window of retained
+finished jobs (the last 100,000) with warm-up jobs and takes the baseline;
+then lets --clients asyncio clients, spread over --procs processes, pipeline
+batches of mixed requests for --duration seconds (and on until --min-jobs
+jobs were acknowledged). Every client matches every reply to its request by
+id and checks what it says; 3% of the batches end in an abrupt close with
+replies still owed. Afterwards:
 
   replies     every reply's id belongs to a request in flight on that
               connection, none comes twice, each says what its request
@@ -21,8 +23,11 @@ still owed. Afterwards:
               ran in the order they were sent (the file's order)
   durable     every acknowledged durable job completed with its output
   counters    stats: accepted == completed + failed + cancelled when idle
-  fd / RSS    open descriptors return exactly to the baseline; VmRSS to
-              within the tolerance printed (see docs/RELIABILITY.md)
+  fd / RSS    open descriptors return exactly to the baseline; VmRSS, once
+              the retained window is refilled with warm-up jobs, to within
+              max(16 MiB, 10%) of the baseline (30% with --soak, which also
+              checks that the last third of the run did not grow over the
+              first); why, in docs/RELIABILITY.md ("Load")
 
 CI form:    Tests/reliability/load.py --duration 60
 Soak form:  Tests/reliability/load.py --duration 600 --soak
@@ -40,6 +45,7 @@ import random
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopdtest import (Checks, Client, LoopdProcess, binary_dir, in_child_process, make_workdir,  # noqa: E402
                        section, seeded_random, wait_idle, wait_until)
@@ -603,10 +609,13 @@ def main():
     ap.add_argument("--max-extra", type=float, default=120, help="seconds past --duration allowed to reach --min-jobs")
     ap.add_argument("--warm-up", type=int, default=110_000, help="jobs run before the RSS baseline")
     ap.add_argument("--rss-slack-kb", type=int, default=16 * 1024)
-    ap.add_argument("--rss-slack-pct", type=float, default=10)
+    ap.add_argument("--rss-slack-pct", type=float, default=None,
+                    help="VmRSS allowed above the baseline, in %% of it (default 10, with --soak 30)")
     ap.add_argument("--no-fsync", action="store_true", help="journal without fsync (faster disks matter less)")
     ap.add_argument("--soak", action="store_true", help="print an RSS/fd sample every 30 s and check for growth")
     args = ap.parse_args()
+    if args.rss_slack_pct is None:
+        args.rss_slack_pct = 30 if args.soak else 10
 
     bindir = binary_dir(args.bin)
     rng = seeded_random()

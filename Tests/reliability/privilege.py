@@ -32,6 +32,7 @@ import stat
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopdtest import Checks, Client, LoopdProcess, binary_dir, is_root, make_workdir, section  # noqa: E402
 
