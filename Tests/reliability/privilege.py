@@ -183,14 +183,16 @@ def action_policy(bindir, checks):
     checks.check(all(results[a].get("ok") is True for a in ("rootonly", "fornobody", "forgroup"))
                  and (results["fail"].get("error") or {}).get("code") == "job_failed",
                  "root may run every action", str(results))
-    # Not a rule of PROTOCOL.md, so reported rather than checked: status and
-    # cancel name a job by id only, and any client that can connect may use
-    # them on anyone's job (ids are a prefix and a counter).
+    # PROTOCOL.md, status: a job's status and cancel belong to its
+    # submitter's uid (and root's, and the daemon's).
     job = results["rootonly"].get("job")
     r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "s", "op": "status", "job": job})
     rep = (r.get("replies") or [{}])[0]
-    print(f"  note  nobody asking for the status of root's root-only exec job {job}: ok={rep.get('ok')}, "
-          f"result visible: {'result' in rep}", flush=True)
+    checks.check((rep.get("error") or {}).get("code") == "forbidden" and "result" not in rep,
+                 "nobody may not read the status of root's job", str(rep))
+    r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "c", "op": "cancel", "job": job})
+    rep = (r.get("replies") or [{}])[0]
+    checks.check((rep.get("error") or {}).get("code") == "forbidden", "nobody may not cancel root's job", str(rep))
     checks.check(d.terminate() == 0, "loopd stops cleanly")
 
 

@@ -37,9 +37,10 @@ extension DaemonConfig {
 
     /// Whether a peer with `uid`, primary `gid` and `supplementaryGroups`
     /// may run `action` on a daemon running as `daemonUID`. Pure: no lookups,
-    /// names were resolved to ids when the config was loaded.
+    /// names were resolved to ids when the config was loaded. A nil `gid`
+    /// (unknown) never matches `allow_groups` by itself.
     public func permits(
-        action: String, uid: UInt32, gid: UInt32, supplementaryGroups: [UInt32] = [], daemonUID: UInt32
+        action: String, uid: UInt32, gid: UInt32?, supplementaryGroups: [UInt32] = [], daemonUID: UInt32
     ) -> Bool {
         if uid == 0 || uid == daemonUID { return true }
         guard let policy = actions[action], policy.hasExplicitPolicy else {
@@ -48,6 +49,6 @@ extension DaemonConfig {
         if policy.allowAnyUser { return true }
         if policy.allowUsers?.contains(uid) == true { return true }
         guard let groups = policy.allowGroups else { return false }
-        return groups.contains(gid) || supplementaryGroups.contains(where: groups.contains)
+        return gid.map(groups.contains) == true || supplementaryGroups.contains(where: groups.contains)
     }
 }

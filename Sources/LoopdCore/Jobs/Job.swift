@@ -16,7 +16,10 @@ final class Job: @unchecked Sendable {
     let request: SubmitRequest
     let action: any JobAction
     let worker: Worker
-    let clientUID: UInt32
+    /// Who submitted it (SO_PEERCRED / SO_PEERGROUPS, or the journal's
+    /// record on a replay): status and cancel are the owner's.
+    let owner: JobOwner
+    var clientUID: UInt32 { owner.uid }
     /// The loop modes whose runs may start it (nil: the worker's common modes).
     let modes: [Loop.Mode]?
     /// Monotonic nanoseconds at acceptance, for the latency summary.
@@ -38,13 +41,13 @@ final class Job: @unchecked Sendable {
     /// Waiting for its journal record to be committed before it may run.
     var awaitingCommit = false
 
-    init(id: String, request: SubmitRequest, action: any JobAction, worker: Worker, clientUID: UInt32,
+    init(id: String, request: SubmitRequest, action: any JobAction, worker: Worker, owner: JobOwner,
          acceptedAt: UInt64, submittedAtUnixMs: Int64) {
         self.id = id
         self.request = request
         self.action = action
         self.worker = worker
-        self.clientUID = clientUID
+        self.owner = owner
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs
         self.modes = Job.loopModes(request.mode)

@@ -17,13 +17,20 @@ public struct DurableJob: Sendable, Equatable {
     public var mode: String?
     /// When it was acknowledged, Unix milliseconds.
     public var submittedAt: Int64
-    /// The submitting client's uid (SO_PEERCRED), so a replay runs with the
-    /// same permission decision.
+    /// The submitting client's uid (SO_PEERCRED). A replay checks the
+    /// action's allow lists again with these credentials, against the config
+    /// in force then: a permission revoked while the daemon was down holds.
     public var clientUID: UInt32
+    /// The client's primary gid; nil in records written before loopd kept it
+    /// (such a replay is judged by the uid alone).
+    public var clientGID: UInt32?
+    /// The client's supplementary groups when it submitted (SO_PEERGROUPS).
+    public var clientGroups: [UInt32]
 
     public init(
         id: String, action: String, args: [String], placement: String, delayMs: Int64 = 0,
-        timeoutMs: Int64? = nil, mode: String? = nil, submittedAt: Int64, clientUID: UInt32
+        timeoutMs: Int64? = nil, mode: String? = nil, submittedAt: Int64, clientUID: UInt32,
+        clientGID: UInt32? = nil, clientGroups: [UInt32] = []
     ) {
         self.id = id
         self.action = action
@@ -34,6 +41,8 @@ public struct DurableJob: Sendable, Equatable {
         self.mode = mode
         self.submittedAt = submittedAt
         self.clientUID = clientUID
+        self.clientGID = clientGID
+        self.clientGroups = clientGroups
     }
 }
 
@@ -47,12 +56,16 @@ public struct FinishedJob: Sendable, Equatable {
     public var resultJSON: String
     /// When it finished, Unix milliseconds; retention counts from here.
     public var finishedAt: Int64
+    /// Who submitted it: only that uid (and root, and the daemon's own uid)
+    /// may read its status. nil in records written before loopd kept it.
+    public var clientUID: UInt32?
 
-    public init(id: String, state: String, resultJSON: String, finishedAt: Int64) {
+    public init(id: String, state: String, resultJSON: String, finishedAt: Int64, clientUID: UInt32? = nil) {
         self.id = id
         self.state = state
         self.resultJSON = resultJSON
         self.finishedAt = finishedAt
+        self.clientUID = clientUID
     }
 }
 

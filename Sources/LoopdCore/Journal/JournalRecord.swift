@@ -8,9 +8,14 @@
 /// type 1 "submitted" payload := str id · str action · u32 argc · str×argc · str placement
 ///                               · i64 delayMs · opt-i64 timeoutMs · opt-str mode
 ///                               · i64 submittedAt · u32 clientUID
+///                               [· u32 clientGID · u32 groupCount · u32×groupCount]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
+///                               [· u32 clientUID]
 /// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
 /// ```
+///
+/// The bracketed tails were added after the first release; a record without
+/// one (written by an older loopd) still reads, with those fields unknown.
 ///
 /// The checksum covers the length, so a flipped length bit cannot make the
 /// reader skip to a wrong boundary unnoticed; it covers the type, so a record
@@ -65,12 +70,18 @@ enum JournalRecord: Equatable {
             writer.optional(job.mode) { $0.string($1) }
             writer.i64(job.submittedAt)
             writer.u32(job.clientUID)
+            if let gid = job.clientGID {
+                writer.u32(gid)
+                writer.u32(UInt32(job.clientGroups.count))
+                for group in job.clientGroups { writer.u32(group) }
+            }
         case let .finished(job):
             writer.bytes.append(2)
             writer.string(job.id)
             writer.string(job.state)
             writer.string(job.resultJSON)
             writer.i64(job.finishedAt)
+            if let uid = job.clientUID { writer.u32(uid) }
         }
         swap(&writer.bytes, &out)
         let length = out.count - start - Self.headerBytes
@@ -101,14 +112,32 @@ enum JournalRecord: Equatable {
             }
             guard let placement = reader.string(), let delay = reader.i64(),
                   let timeout = reader.optional({ $0.i64() }), let mode = reader.optional({ $0.string() }),
-                  let submittedAt = reader.i64(), let uid = reader.u32(), reader.isAtEnd else { return nil }
+                  let submittedAt = reader.i64(), let uid = reader.u32() else { return nil }
+            var gid: UInt32?
+            var groups: [UInt32] = []
+            if !reader.isAtEnd {
+                guard let g = reader.u32(), let count = reader.u32(), count <= UInt32(payload.count / 4) else { return nil }
+                for _ in 0..<count {
+                    guard let group = reader.u32() else { return nil }
+                    groups.append(group)
+                }
+                gid = g
+            }
+            guard reader.isAtEnd else { return nil }
             return .submitted(DurableJob(
                 id: id, action: action, args: args, placement: placement, delayMs: delay,
-                timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid))
+                timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
+                clientGID: gid, clientGroups: groups))
         case 2:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
-                  let finishedAt = reader.i64(), reader.isAtEnd else { return nil }
-            return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt))
+                  let finishedAt = reader.i64() else { return nil }
+            var uid: UInt32?
+            if !reader.isAtEnd {
+                guard let u = reader.u32() else { return nil }
+                uid = u
+            }
+            guard reader.isAtEnd else { return nil }
+            return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt, clientUID: uid))
         default:
             return nil
         }

@@ -6,8 +6,7 @@ import LoopdProtocol
 extension Server {
     func submit(_ s: SubmitRequest, id: RequestID?, from c: Connection) {
         do {
-            let job = try accept(s, uid: c.peer.uid, gid: c.peer.gid, groups: c.peer.groups, jobID: nil,
-                                 submittedAt: unixMilliseconds())
+            let job = try accept(s, owner: JobOwner(c.peer), jobID: nil, submittedAt: unixMilliseconds())
             if s.wait {
                 job.waiters.append((c, id))
                 c.pendingReplies += 1
@@ -36,12 +35,13 @@ extension Server {
     /// Checks and records a job. Durable jobs are appended to the journal
     /// and dispatched after the commit that makes them durable.
     @discardableResult
-    func accept(_ s: SubmitRequest, uid: UInt32, gid: UInt32, groups: [UInt32] = [], jobID: String?,
+    func accept(_ s: SubmitRequest, owner: JobOwner, jobID: String?,
                 submittedAt: Int64) throws(ProtocolError) -> Job {
         guard state == .running else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
-        guard config.permits(action: s.action, uid: uid, gid: gid, supplementaryGroups: groups, daemonUID: daemonUID) else {
-            throw ProtocolError(.forbidden, "uid \(uid) may not run action \"\(s.action)\"")
+        guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                             daemonUID: daemonUID) else {
+            throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
         let worker = try worker(for: s.placement)
@@ -51,7 +51,7 @@ extension Server {
         if s.durable && journal == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
-        let job = Job(id: jobID ?? nextJobID(), request: s, action: action, worker: worker, clientUID: uid,
+        let job = Job(id: jobID ?? nextJobID(), request: s, action: action, worker: worker, owner: owner,
                       acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt)
         jobs[job.id] = job
         worker.outstanding += 1
@@ -131,7 +131,7 @@ extension Server {
         if job.request.durable && journaled {
             journal?.appendFinished(FinishedJob(id: job.id, state: state.rawValue,
                                                 resultJSON: (job.result ?? .object([])).serialized(),
-                                                finishedAt: unixMilliseconds()))
+                                                finishedAt: unixMilliseconds(), clientUID: job.clientUID))
         }
         let fields: [(LogField, String)] = [
             (.jobID, job.id), (.worker, worker.name), (.action, job.request.action), (.durationUsec, String(micros)),

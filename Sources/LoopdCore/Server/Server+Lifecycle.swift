@@ -10,14 +10,15 @@ extension Server {
             let request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
                                         wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true)
             do {
-                let job = try accept(request, uid: d.clientUID, gid: d.clientUID, jobID: d.id, submittedAt: d.submittedAt)
+                let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
+                let job = try accept(request, owner: owner, jobID: d.id, submittedAt: d.submittedAt)
                 job.worker.dispatch(job)
                 log(.info, "replaying durable job \(d.id)", [(.jobID, d.id), (.action, d.action)])
             } catch {
                 log(.error, "cannot replay durable job \(d.id): \(error)", [(.jobID, d.id)])
                 journal?.appendFinished(FinishedJob(id: d.id, state: JobState.failed.rawValue,
                                                     resultJSON: JSON.object([("replay_error", .string(error.message))]).serialized(),
-                                                    finishedAt: unixMilliseconds()))
+                                                    finishedAt: unixMilliseconds(), clientUID: d.clientUID))
             }
         }
     }
@@ -85,6 +86,7 @@ extension DurableJob {
         self.init(id: job.id, action: job.request.action, args: job.request.args,
                   placement: job.request.placement.journalValue, delayMs: job.request.delayMs,
                   timeoutMs: job.request.timeoutMs, mode: job.request.mode,
-                  submittedAt: job.submittedAtUnixMs, clientUID: job.clientUID)
+                  submittedAt: job.submittedAtUnixMs, clientUID: job.owner.uid, clientGID: job.owner.gid,
+                  clientGroups: job.owner.groups)
     }
 }

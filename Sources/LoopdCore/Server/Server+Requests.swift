@@ -95,10 +95,12 @@ extension Server {
 
     private func status(_ jobID: String, id: RequestID?, to c: Connection) {
         if let job = jobs[jobID] {
+            guard mayManage(jobID, of: job.clientUID, from: c, id: id) else { return }
             var fields = job.replyFields(includeDetails: true)
             if let e = job.error { fields.append(("error", e.json)) }
             c.send(Response.ok(id: id, fields))
         } else if let finished = journal?.finishedStatus(id: jobID) {
+            guard mayManage(jobID, of: finished.clientUID, from: c, id: id) else { return }
             var fields: [(String, JSON)] = [("job", .string(finished.id)), ("state", .string(finished.state)), ("durable", .bool(true))]
             if let result = try? JSONParser.parse(Array(finished.resultJSON.utf8)) { fields.append(("result", result)) }
             c.send(Response.ok(id: id, fields))
@@ -112,6 +114,7 @@ extension Server {
             c.send(Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\"")))
             return
         }
+        guard mayManage(jobID, of: job.clientUID, from: c, id: id) else { return }
         guard !job.state.isFinal, !job.awaitingCommit, job.transition(from: .pending, to: .cancelled) else {
             c.send(Response.ok(id: id, [("job", .string(jobID)), ("cancelled", .bool(false)), ("state", .string(job.visibleState.rawValue))]))
             return
@@ -119,5 +122,14 @@ extension Server {
         job.delayToken?.cancel()
         finish(job, .failure(ProtocolError(.cancelled, "job \(jobID) was cancelled before it ran"), result: .object([])), state: .cancelled)
         c.send(Response.ok(id: id, [("job", .string(jobID)), ("cancelled", .bool(true)), ("state", .string(JobState.cancelled.rawValue))]))
+    }
+
+    /// A job's status and its cancellation belong to whoever submitted it
+    /// (a result can hold a program's output); root and the daemon's own uid
+    /// may manage every job. Answers `forbidden` and returns false otherwise.
+    private func mayManage(_ jobID: String, of owner: UInt32?, from c: Connection, id: RequestID?) -> Bool {
+        if JobOwner.mayManage(jobOf: owner, uid: c.peer.uid, daemonUID: daemonUID) { return true }
+        c.send(Response.error(id: id, ProtocolError(.forbidden, "job \"\(jobID)\" belongs to another user")))
+        return false
     }
 }
