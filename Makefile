@@ -32,9 +32,11 @@ test-tsan:
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 ## The suites under AddressSanitizer (issue 5: CI runs both sanitizers).
+## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
 test-asan:
-	$(SWIFT) build --product loopdPackageTests --sanitize=address --scratch-path .build-asan
-	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --product loopdPackageTests --sanitize=address --scratch-path .build-asan --toolset Fuzz/toolset.json
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp $(SWIFT) test --skip-build --sanitize=address \
+		--scratch-path .build-asan --toolset Fuzz/toolset.json
 
 ## Side-by-side benchmarks: LoopRuntime vs Dispatch, SwiftNIO, Foundation and the raw
 ## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
@@ -123,7 +125,7 @@ uninstall:
 	fi
 
 ## loopd under a real systemd booted privately for the test (needs root;
-## builds release binaries in .build-systemd, then installs them in the
+## builds release binaries in .build, then installs them in the
 ## test's namespaces only): Tests/systemd/run.sh.
 test-systemd: setup
 	Tests/systemd/run.sh
@@ -142,9 +144,10 @@ fuzz-long: setup
 ## real daemon (Tests/reliability/; docs/RELIABILITY.md, "Load" onwards).
 ## `reliability` runs the CI forms (about 4 minutes after the build; the
 ## disk-full and privilege parts need root and say so when they skip);
-## `soak` is the 10-minute load. Release binaries in .build-rel.
+## `soak` is the 10-minute load. Release binaries in .build (shared with
+## `bench` and `test-systemd`, so CI builds them once).
 .PHONY: reliability soak
-RELIABILITY_BUILD = $(SWIFT) build -c release --scratch-path .build-rel
+RELIABILITY_BUILD = $(SWIFT) build -c release
 reliability: setup
 	$(RELIABILITY_BUILD) --product loopd
 	$(RELIABILITY_BUILD) --product loopctl

@@ -203,11 +203,10 @@ import Testing
     }
 
     /// Seed 003 writes `[runLoop addPort:[[NSPort alloc] init] forMode:...]`
-    /// and keeps no reference: the loop owns the port. A `LoopPort` that only
-    /// its loop refers to is deallocated at once and its deinit invalidates
-    /// it, so the mode is empty and the resident loop spins on `.finished`.
-    @Test(.disabled("a loop does not retain a LoopPort added to it (nor the other kernel-source wrappers); reported, not fixed"))
-    func seed003_aPortAddedWithoutKeepingAReferenceKeepsTheLoopAlive() {
+    /// and keeps no reference: the loop owns the port. Were the port freed
+    /// (and so invalidated) at once, the mode would be empty and the
+    /// resident loop would spin on `.finished`.
+    @Test func seed003_aPortAddedWithoutKeepingAReferenceKeepsTheLoopAlive() {
         let result = onThread { () -> Loop.RunResult in
             let loop = Loop.current
             loop.add(LoopPort { _ in }, forMode: .default)

@@ -31,7 +31,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd -P)
-SCRATCH=${LOOPD_SYSTEMD_SCRATCH:-.build-systemd}
+SCRATCH=${LOOPD_SYSTEMD_SCRATCH:-.build}
 WORK=$ROOT/$SCRATCH/systemd-test
 NSDIR=$WORK/ns
 SOCK=/run/loopd.sock

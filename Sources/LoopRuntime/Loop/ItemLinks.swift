@@ -27,6 +27,11 @@ final class ItemLinks: @unchecked Sendable {
         lock.withLock { loops.removeAll { $0.loop == nil || $0.loop === loop } }
     }
 
+    /// Whether no live loop holds the item.
+    var isEmpty: Bool {
+        lock.withLock { !loops.contains { $0.loop != nil } }
+    }
+
     /// The loops holding the item, without clearing the list.
     func snapshot() -> [Loop] {
         lock.withLock { loops.compactMap(\.loop) }

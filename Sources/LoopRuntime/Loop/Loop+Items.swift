@@ -80,6 +80,7 @@ extension Loop {
     func add(_ source: KernelSource, forMode mode: Mode) {
         guard source.isValid else { return }
         source.links.insert(self)
+        source.retainOwner()
         let write = lock.withLock { () -> Bool in
             if mode == .common {
                 guard !common.kernelSources.contains(where: { $0 === source }) else { return false }
@@ -104,6 +105,7 @@ extension Loop {
             }
             kernelSetDirty = true
         }
+        source.releaseOwnerIfUnlinked()
     }
 
     func contains(_ source: KernelSource, inMode mode: Mode) -> Bool {
@@ -260,7 +262,10 @@ extension Loop {
             return (s, k, t, o)
         }
         for s in sources { s.links.remove(self) }
-        for k in kernel { k.links.remove(self) }
+        for k in kernel {
+            k.links.remove(self)
+            k.releaseOwnerIfUnlinked()
+        }
         for o in observers { o.links.remove(self) }
         for t in timers { t.invalidate() }
     }

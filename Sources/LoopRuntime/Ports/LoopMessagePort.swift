@@ -68,6 +68,7 @@ public final class LoopMessagePort: @unchecked Sendable {
                             label: { "message port \"\(name)\" fd = \(fd)" },
                             handler: { _, single in owner.value?.receive(single: single) })
         owner.value = self
+        core.adopt(owner: self)
         PortDirectory.shared.register(self)
     }
 

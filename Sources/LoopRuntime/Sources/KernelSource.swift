@@ -24,6 +24,16 @@ final class KernelSource: @unchecked Sendable {
     /// for itself, such as a signalfd or pidfd).
     let closesDescriptor: Bool
 
+    /// The public source this core serves (a port, a descriptor, signal or
+    /// process source). While the core is in at least one loop it is held
+    /// strongly in `retainedOwner`: as with CFRunLoop, a loop keeps what was
+    /// added to it alive until it is removed or invalidated, even when the
+    /// caller keeps no reference (seed 003 adds a port and forgets it). Both
+    /// guarded by `ownerLock`.
+    private weak var owner: AnyObject?
+    private var retainedOwner: AnyObject?
+    private let ownerLock = Lock()
+
     init(fd: Int32, interest: IOInterest, order: Int, closesDescriptor: Bool = false,
          label: @escaping @Sendable () -> String,
          handler: @escaping @Sendable (ReadinessEvent, Bool) -> Void) {
@@ -36,6 +46,31 @@ final class KernelSource: @unchecked Sendable {
     }
 
     var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    /// Names the public source that owns this core; called once, at the end
+    /// of the owner's init.
+    func adopt(owner: AnyObject) {
+        ownerLock.withLock { self.owner = owner }
+    }
+
+    /// A loop has just been added to `links`: hold the owner.
+    func retainOwner() {
+        ownerLock.withLock {
+            if isValid, retainedOwner == nil { retainedOwner = owner }
+        }
+    }
+
+    /// `links` may have lost its last loop, or the core was invalidated: let
+    /// the owner go. Never called with a loop's lock held, because dropping
+    /// the last reference runs the owner's deinit, which invalidates this core.
+    func releaseOwnerIfUnlinked() {
+        let released: AnyObject? = ownerLock.withLock {
+            guard !isValid || links.isEmpty else { return nil }
+            defer { retainedOwner = nil }
+            return retainedOwner
+        }
+        withExtendedLifetime(released) {}  // the last release happens here, after the lock
+    }
 
     var interest: IOInterest { IOInterest(rawValue: interestBits.load(ordering: .acquiring)) }
 
@@ -55,5 +90,6 @@ final class KernelSource: @unchecked Sendable {
         for loop in links.takeAll() { loop.detach(self) }
         // No epoll set holds it any more, so its number can be reused safely.
         if closesDescriptor { closeDescriptor(fd) }
+        releaseOwnerIfUnlinked()
     }
 }

@@ -27,6 +27,7 @@ public final class LoopFileDescriptorSource: @unchecked Sendable {
                             handler: { event, _ in
                                 handler(Readiness(readable: event.readable, writable: event.writable, hangup: event.hangup))
                             })
+        core.adopt(owner: self)
     }
 
     /// What readiness is watched; an empty set pauses the source. Any thread.

@@ -16,7 +16,8 @@ public struct LoopMessage: Sendable, Equatable {
 /// empty, makes the port's eventfd readable, which wakes a loop sleeping in
 /// one of the port's modes by itself. Messages are delivered in order on the
 /// loop's thread; while no run of the port's modes is in progress they wait
-/// (R5).
+/// (R5). A loop keeps a port added to it alive until it is removed from its
+/// last mode or invalidated (so do the other version-1 sources).
 public final class LoopPort: @unchecked Sendable {
     private let eventFD: EventFD
     let core: KernelSource
@@ -34,6 +35,7 @@ public final class LoopPort: @unchecked Sendable {
                             label: { "port fd = \(fd.fd)" },
                             handler: { _, single in owner.value?.deliver(single: single, to: handler) })
         owner.value = self
+        core.adopt(owner: self)
     }
 
     deinit {

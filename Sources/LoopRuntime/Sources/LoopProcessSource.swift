@@ -42,6 +42,7 @@ public final class LoopProcessSource: @unchecked Sendable {
                                 handler(ProcessExit(waitStatus: status))
                             })
         owner.value = self
+        core.adopt(owner: self)
     }
 
     /// Sends `signal` to the child, unless it has been reaped already. Call it

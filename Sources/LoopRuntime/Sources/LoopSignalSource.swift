@@ -24,6 +24,7 @@ public final class LoopSignalSource: @unchecked Sendable {
                             handler: { _, _ in
                                 for s in SignalPlatform.readSignals(fd) { handler(s) }
                             })
+        core.adopt(owner: self)
     }
 
     /// False once invalidated.
