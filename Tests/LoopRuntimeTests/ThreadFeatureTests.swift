@@ -108,3 +108,43 @@ actor PinnedCounter {
         #expect(ran.count == 1)
     }
 }
+
+/// Bug perform-wait-outlives-thread: `perform(waitUntilDone: true)` waited
+/// for its block forever when the thread exited without running it — a block
+/// for a mode the thread never ran again, or one queued in the instant
+/// `stop()` was stopping the thread. The waiting call now returns false.
+@Suite struct PerformWaitTests {
+    @Test func performWaitOutlivesThread_aWaitForAModeNeverRunEndsWhenTheThreadStops() {
+        let thread = LoopThread(name: "wait-never")
+        let waiter = TestThread("waiter") { () -> Bool in
+            thread.perform(waitUntilDone: true, modes: ["loopd.tests.never-run"]) {}
+        }
+        #expect(eventually { thread.loop.isWaiting })
+        thread.stop()
+        #expect(waiter.join(30) == false, "the block never ran, and the caller is told so")
+    }
+
+    @Test func performWaitOutlivesThread_waitsRacingStopAllReturn() {
+        for i in 0..<200 {
+            let thread = LoopThread(name: "wait-race")
+            let waiters = (0..<4).map { _ in
+                TestThread("racer") { () -> Bool in thread.perform(waitUntilDone: true) {} }
+            }
+            thread.stop()
+            for w in waiters {
+                guard w.join(30) != nil else {
+                    Issue.record("round \(i): a waiting perform never returned")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test func aWaitedBlockThatRanReportsTrue() {
+        let thread = LoopThread(name: "wait-ran")
+        defer { thread.stop() }
+        let ran = Counter()
+        #expect(thread.perform(waitUntilDone: true) { ran.increment() })
+        #expect(ran.count == 1)
+    }
+}

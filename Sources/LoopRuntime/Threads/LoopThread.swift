@@ -69,7 +69,9 @@ public final class LoopThread: @unchecked Sendable {
     /// (nil: the common modes), in order with every other request (R23).
     /// With `waitUntilDone`, blocks until it has run, and runs it directly
     /// when called on the thread itself. Returns false, without running it,
-    /// once the thread has stopped.
+    /// once the thread has stopped; a waiting call also returns false if the
+    /// thread exits before running the block (queued as it stopped, or for a
+    /// mode it never ran again).
     @discardableResult
     public func perform(waitUntilDone: Bool = false, modes: [Loop.Mode]? = nil,
                         _ block: @escaping @Sendable () -> Void) -> Bool {
@@ -82,13 +84,13 @@ public final class LoopThread: @unchecked Sendable {
             block()
             return true
         }
-        let done = Latch()
+        guard let wait = control.registerWait() else { return false }
+        let control = self.control
         loop.perform(inModes: modes) {
             block()
-            done.open()
+            control.finish(wait, ran: true)
         }
-        done.wait()
-        return true
+        return wait.wait()
     }
 
     /// Runs `block` once, `delay` from now, on the thread's loop in `modes`
@@ -141,6 +143,10 @@ final class ThreadControl: @unchecked Sendable {
     var state = State.running  // guarded by lock
     /// Callbacks of `setRunMode(_:switched:)` not yet run. Guarded by lock.
     var modeWaiters: [@Sendable () -> Void] = []
+    /// Callers of `perform(waitUntilDone: true)` whose block has not run,
+    /// by key; abandoned when the thread exits. Guarded by lock.
+    private var waits: [UInt64: PerformWait] = [:]
+    private var nextWaitKey: UInt64 = 0  // guarded by lock
     /// `state == .running`, readable without the lock on the perform path. Any thread.
     let accepting = Atomic<Bool>(true)
     /// Set by the thread before `started` opens; read-only afterwards.
@@ -180,6 +186,30 @@ final class ThreadControl: @unchecked Sendable {
         }
         port.invalidate()
         for w in lock.withLock({ modeWaiters }) { w() }
+        // No block runs on this thread any more: release every waiting caller.
+        let abandoned = lock.withLock { () -> [PerformWait] in
+            defer { waits.removeAll() }
+            return Array(waits.values)
+        }
+        for w in abandoned { w.finish(ran: false) }
         exited.open()
+    }
+
+    /// A new registered wait, or nil once the thread is stopping (its block
+    /// might never run).
+    func registerWait() -> PerformWait? {
+        lock.withLock {
+            guard state == .running else { return nil }
+            nextWaitKey += 1
+            let wait = PerformWait(key: nextWaitKey)
+            waits[wait.key] = wait
+            return wait
+        }
+    }
+
+    /// The block of `wait` ran (or, from the exit path, never will).
+    func finish(_ wait: PerformWait, ran: Bool) {
+        lock.withLock { waits[wait.key] = nil }
+        wait.finish(ran: ran)
     }
 }
