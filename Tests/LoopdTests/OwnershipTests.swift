@@ -34,12 +34,7 @@ import Testing
                                 clientUID: 65534, clientGID: 4242),
                      DurableJob(id: "r-supp", action: "echo", args: ["s"], placement: "worker:w1", submittedAt: 1,
                                 clientUID: 65534, clientGID: 65534, clientGroups: [4242])], in: state)
-        let d = RunningDaemon { config in
-            config.server.stateDirectory = state
-            var echo = DaemonConfig.Action()
-            echo.allowGroups = [4242]
-            config.actions["echo"] = echo
-        }
+        let d = replayingDaemon(state: state) { $0.allowGroups = [4242] }
         defer { d.stop() }
         let c = try d.client()
         for (job, output) in [("r-group", "g"), ("r-supp", "s")] {
@@ -56,12 +51,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: state) }
         try pending([DurableJob(id: "r-revoked", action: "echo", args: ["x"], placement: "any", submittedAt: 1,
                                 clientUID: 65534, clientGID: 65534)], in: state)
-        let d = RunningDaemon { config in
-            config.server.stateDirectory = state
-            var echo = DaemonConfig.Action()
-            echo.allowUsers = [1]
-            config.actions["echo"] = echo
-        }
+        let d = replayingDaemon(state: state) { $0.allowUsers = [1] }
         defer { d.stop() }
         let status = try #require(waitForFinal("r-revoked", client: try d.client()))
         #expect(status["state"] == "failed")
@@ -96,6 +86,16 @@ import Testing
                                                      #"{"id":"c2","op":"cancel","job":"\#(own)"}"#])
         #expect(ownReplies.count == 2 && ownReplies.allSatisfy { $0.contains(#""ok":true"#) }, "\(ownReplies)")
         #expect(c.call(#"{"id":3,"op":"cancel","job":"\#(rootJob)"}"#)?["cancelled"]?.boolValue == true)
+    }
+}
+
+/// A daemon starting on the journal in `state`, with `echo` restricted by `policy`.
+private func replayingDaemon(state: String, policy: (inout DaemonConfig.Action) -> Void) -> RunningDaemon {
+    RunningDaemon { config in
+        config.server.stateDirectory = state
+        var echo = DaemonConfig.Action()
+        policy(&echo)
+        config.actions["echo"] = echo
     }
 }
 
