@@ -67,6 +67,36 @@ int cloop_peercred(int fd, int *pid, unsigned int *uid, unsigned int *gid) {
     return 0;
 }
 
+ssize_t cloop_recv_with_uid(int fd, void *buf, size_t len, int flags,
+                            struct sockaddr_un *from, socklen_t *from_len,
+                            unsigned int *uid, int *has_uid) {
+    /* Room for one SCM_CREDENTIALS message, aligned as cmsg needs. */
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    struct msghdr msg = {
+        .msg_name = from, .msg_namelen = *from_len,
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = control.bytes, .msg_controllen = sizeof control.bytes,
+    };
+    *has_uid = 0;
+    ssize_t n = recvmsg(fd, &msg, flags | MSG_CMSG_CLOEXEC);
+    if (n < 0) return n;
+    *from_len = msg.msg_namelen;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred cred;
+            memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            *uid = cred.uid;
+            *has_uid = 1;
+        }
+    }
+    return n;
+}
+
 #include <spawn.h>
 #include <fcntl.h>
 

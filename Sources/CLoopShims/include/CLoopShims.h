@@ -25,6 +25,11 @@ void cloop_set_thread_name(const char *name);
 int cloop_accept4(int fd, int flags);
 /// SO_PEERCRED of a connected Unix socket; -1 with errno on failure.
 int cloop_peercred(int fd, int *pid, unsigned int *uid, unsigned int *gid);
+/// recvfrom(2) that also reports the sender's uid when the socket has
+/// SO_PASSCRED set (`*has_uid` 1, else 0). Returns what recvmsg returns.
+ssize_t cloop_recv_with_uid(int fd, void *buf, size_t len, int flags,
+                            struct sockaddr_un *from, socklen_t *from_len,
+                            unsigned int *uid, int *has_uid);
 /// posix_spawn with stdin from /dev/null, stdout/stderr onto the given
 /// descriptors, every other descriptor closed, signals unblocked and at
 /// their defaults, and the working directory set. Returns 0 or an errno.

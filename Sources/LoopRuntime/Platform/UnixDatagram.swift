@@ -39,6 +39,9 @@ struct ReceivedDatagram {
     var length: Int
     /// Who sent it.
     var sender: UnixAddress
+    /// The sending process's uid, as the kernel vouches for it; nil unless
+    /// the socket asked for credentials (`enableSenderCredentials`).
+    var senderUID: UInt32?
 }
 
 /// A `SOCK_DGRAM` `AF_UNIX` socket, non-blocking and close-on-exec. The kernel
@@ -71,6 +74,15 @@ final class UnixDatagramSocket {
             withUnsafePointer(to: &a.storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, a.length) }
             }
+        }
+    }
+
+    /// Has the kernel attach each sender's credentials to the datagrams
+    /// this socket receives (`SO_PASSCRED`); `receive` reports the uid.
+    func enableSenderCredentials() throws(PlatformError) {
+        var on: Int32 = 1
+        _ = try syscallRetrying("setsockopt(SO_PASSCRED)") {
+            setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<Int32>.size))
         }
     }
 
@@ -130,20 +142,19 @@ final class UnixDatagramSocket {
     func receive(into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false) throws(PlatformError) -> ReceivedDatagram? {
         let flags = Int32(MSG_TRUNC) | (peek ? Int32(MSG_PEEK) : 0)
         var sender = UnixAddress()
+        var uid: UInt32 = 0
+        var hasUID: Int32 = 0
         while true {
             sender.length = socklen_t(MemoryLayout<sockaddr_un>.size)
-            let n = withUnsafeMutablePointer(to: &sender.storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fd, buffer.baseAddress, buffer.count, flags, $0, &sender.length)
-                }
-            }
-            if n >= 0 { return ReceivedDatagram(length: n, sender: sender) }
+            let n = cloop_recv_with_uid(fd, buffer.baseAddress, buffer.count, flags, &sender.storage, &sender.length,
+                                        &uid, &hasUID)
+            if n >= 0 { return ReceivedDatagram(length: n, sender: sender, senderUID: hasUID != 0 ? uid : nil) }
             let code = errno
             switch code {
             case EINTR: continue
             case EAGAIN: return nil
-            case EBADF, EFAULT: fatalError("recvfrom was handed a bad descriptor or address (errno \(code)): a LoopRuntime bug")
-            default: throw PlatformError(call: "recvfrom", errno: code)
+            case EBADF, EFAULT: fatalError("recvmsg was handed a bad descriptor or address (errno \(code)): a LoopRuntime bug")
+            default: throw PlatformError(call: "recvmsg", errno: code)
             }
         }
     }
@@ -191,3 +202,6 @@ extension PlatformError {
     /// `send`: the datagram does not fit the socket buffer.
     var isMessageTooLarge: Bool { errno == EMSGSIZE }
 }
+
+/// The process's effective uid: whom a `.sameUser` message port admits.
+func effectiveUserID() -> UInt32 { geteuid() }

@@ -22,8 +22,21 @@
 /// `"\0loopd.port.<name>"`, speaking the format documented on `PortWire`.
 /// Keep the port alive for as long as it should answer: releasing it
 /// invalidates it. Any process on the machine (in the same network
-/// namespace) can send to it, whatever its user: treat payloads as input.
+/// namespace) can reach the name, so by default the port admits only
+/// messages its own user (the process's effective uid) or root sent, as the
+/// kernel vouches for them: a request from anyone else is answered with
+/// `LoopPortError.refused`, a one-way message from anyone else is dropped.
+/// `senders: .anyUser` opens it to every local user; treat payloads as
+/// input either way.
 public final class LoopMessagePort: @unchecked Sendable {
+    /// Whose messages a port admits.
+    public enum Senders: Sendable, Equatable {
+        /// The port process's effective uid, and root.
+        case sameUser
+        /// Every user on the machine.
+        case anyUser
+    }
+
     /// The most payload bytes one message (or reply) may carry: 64 KiB.
     public static let maximumPayloadSize = PortWire.maximumPayloadSize
 
@@ -33,6 +46,10 @@ public final class LoopMessagePort: @unchecked Sendable {
 
     /// The name the port is registered under.
     public let name: String
+    /// Whose messages it admits.
+    public let senders: Senders
+    /// The uid `.sameUser` admits besides root.
+    private let ownUID = effectiveUserID()
     let core: KernelSource
     private let handler: @Sendable (LoopMessage) -> [UInt8]?
     private let lock = Lock()
@@ -45,20 +62,24 @@ public final class LoopMessagePort: @unchecked Sendable {
     /// - Parameters:
     ///   - name: 1...`maximumNameLength` UTF-8 bytes, no NUL; unique on the machine.
     ///   - order: firing order among ready sources of a loop; lower first (R10).
+    ///   - senders: whose messages it admits (see the type's description).
     ///   - handler: called on the loop's thread for each message; for a
     ///     request, what it returns is the reply.
     /// - Throws: `.invalidName`, `.nameInUse`, or `.system` if no socket could be made.
-    public init(name: String, order: Int = 0,
+    public init(name: String, order: Int = 0, senders: Senders = .sameUser,
                 _ handler: @escaping @Sendable (LoopMessage) -> [UInt8]?) throws(LoopPortError) {
         let address = try PortDirectory.address(for: name)
         let socket: UnixDatagramSocket
         do throws(PlatformError) {
             socket = try UnixDatagramSocket()
+            // Before bind: no datagram can arrive without its sender's credentials.
+            if senders == .sameUser { try socket.enableSenderCredentials() }
             try socket.bind(to: address)
         } catch {
             throw error.isAddressInUse ? .nameInUse : .system(error)
         }
         self.name = name
+        self.senders = senders
         self.handler = handler
         self.socket = socket
         buffer = .allocate(byteCount: PortWire.maximumDatagramSize, alignment: 8)
@@ -94,7 +115,7 @@ public final class LoopMessagePort: @unchecked Sendable {
             drain: for _ in 0..<1024 {
                 switch takeLocked(from: socket) {
                 case .empty: break drain
-                case .malformed: continue
+                case .malformed, .refused: continue
                 case .message(let header, let sender, _):
                     if header.kind == .request {
                         replyLocked(to: header, sender: sender, status: .portInvalidated, payload: [], on: socket)
@@ -137,6 +158,7 @@ public final class LoopMessagePort: @unchecked Sendable {
             }
             guard case .message(let header, let sender, let payload) = taken else {
                 if case .malformed = taken { continue }
+                if case .refused = taken { continue }
                 return
             }
             handled += 1
@@ -159,6 +181,8 @@ public final class LoopMessagePort: @unchecked Sendable {
         case empty
         /// Foreign or damaged, or a kind a port never receives (a reply): dropped.
         case malformed
+        /// From a user the port does not admit: dropped, a request answered `senderRefused`.
+        case refused
         case message(PortWire.Header, UnixAddress, [UInt8])
     }
 
@@ -170,6 +194,12 @@ public final class LoopMessagePort: @unchecked Sendable {
         guard let header = PortWire.decode(UnsafeRawBufferPointer(buffer), length: datagram.length),
               header.kind != .reply
         else { return .malformed }
+        if senders == .sameUser, datagram.senderUID != ownUID, datagram.senderUID != 0 {
+            if header.kind == .request {
+                replyLocked(to: header, sender: datagram.sender, status: .senderRefused, payload: [], on: socket)
+            }
+            return .refused
+        }
         let start = PortWire.headerSize
         let payload = Array(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + header.payloadLength)]))
         return .message(header, datagram.sender, payload)

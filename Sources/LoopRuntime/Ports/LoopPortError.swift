@@ -24,6 +24,9 @@ public enum LoopPortError: Error, Sendable, Equatable, CustomStringConvertible {
     /// reply, so the request could only time out. (Core Foundation just
     /// waits out the timeout; LoopRuntime says so at once.)
     case wouldDeadlock
+    /// The port admits messages from its own user (and root) only, and the
+    /// request came from another user (`LoopMessagePort.Senders.sameUser`).
+    case refused
     /// The kernel refused something unexpected.
     case system(PlatformError)
 
@@ -37,6 +40,7 @@ public enum LoopPortError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sendTimedOut: "the receiver's queue stayed full for the send timeout"
         case .receiveTimedOut: "no reply arrived within the receive timeout"
         case .tooLarge: "the message exceeds \(LoopMessagePort.maximumPayloadSize) bytes"
+        case .refused: "the port admits messages from its own user only"
         case .wouldDeadlock: "a request to a port on the calling thread's own loop could never be answered"
         case .system(let error): error.description
         }

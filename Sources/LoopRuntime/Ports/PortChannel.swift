@@ -65,6 +65,8 @@ final class PortChannel {
                 throw .invalid
             case .replyTooLarge:
                 throw .tooLarge
+            case .senderRefused:
+                throw .refused
             }
         }
     }

@@ -6,8 +6,8 @@
 ///      0    4 magic     "LDPM" (0x4C 0x44 0x50 0x4D)
 ///      4    1 version   1
 ///      5    1 kind      1 one-way, 2 request, 3 reply
-///      6    1 status    replies: 0 ok, 1 port invalidated, 2 reply too large;
-///                       0 in every other kind
+///      6    1 status    replies: 0 ok, 1 port invalidated, 2 reply too large,
+///                       3 sender refused (another user); 0 in every other kind
 ///      7    1 reserved  0
 ///      8    8 sequence  UInt64 chosen by the requester, echoed by the reply
 ///     16    4 id        Int32 message id (CFMessagePort's msgid)
@@ -45,6 +45,8 @@ enum PortWire {
         case portInvalidated = 1
         /// The handler's reply exceeded `maximumPayloadSize`.
         case replyTooLarge = 2
+        /// The port admits only its own user's messages, and the sender is another.
+        case senderRefused = 3
     }
 
     struct Header: Equatable {
