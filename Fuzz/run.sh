@@ -31,15 +31,11 @@ rss_mb=${FUZZ_RSS_MB:-2048}
 # (with LeakSanitizer) from one -sanitize= list: the driver keeps only the
 # last -sanitize= it is given, so SwiftPM's own --sanitize cannot add a
 # second one. --sanitize fuzzer is still needed: with it SwiftPM links
-# libFuzzer's main instead of the executable's. C and C++ (TOMLKit's toml++)
-# get AddressSanitizer too. LOOPD_LIBFUZZER leaves out each target's replay
+# libFuzzer's main instead of the executable's. C code (CLoopShims) gets
+# AddressSanitizer too. LOOPD_LIBFUZZER leaves out each target's replay
 # main. lld (Fuzz/toolset.json) because gold warns about every ASan symbol.
-# TOML_ASSERT: toml++ (inside TOMLKit) aborts on some malformed documents
-# through its assertions (known bugs, Fuzz/known-bugs/); compiled out here,
-# those inputs end in toml++'s own syntax errors and fuzzing goes on.
 build=(swift build -c release --scratch-path "$scratch" --toolset Fuzz/toolset.json
-    --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xcxx -fsanitize=address
-    -Xcxx '-DTOML_ASSERT(expr)=static_cast<void>(0)' -Xswiftc -DLOOPD_LIBFUZZER)
+    --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xswiftc -DLOOPD_LIBFUZZER)
 
 if [[ -n ${FUZZ_KEEP:-} ]]; then
     work=$FUZZ_KEEP
@@ -72,41 +68,23 @@ for t in "${targets[@]}"; do
     seeds=$(find "$corpus" -type f | wc -l)
     flags=(-timeout="$hang_seconds" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb"
         -print_final_stats=1 -artifact_prefix="$work/$t-")
-    segment=$seconds
     case $t in
-        FuzzRequestDecoder) flags+=(-dict=Fuzz/dict/request.dict -detect_leaks=1) ;;
-        FuzzLineFramer) flags+=(-detect_leaks=1) ;;
-        # TOMLKit leaks every parse (Fuzz/lsan.supp): libFuzzer's per-input
-        # leak check would then scan the heap after every input (3 inputs/s),
-        # so LeakSanitizer checks once as each process exits instead, TOMLKit's
-        # own leaks suppressed (a leak in loopd's code still fails); and the
-        # run is cut into 30 s processes on the same corpus, because the
-        # leaked parses (some 20 KB per input) would pass the memory limit
-        # in a few minutes of one process.
-        FuzzConfigParser) flags+=(-dict=Fuzz/dict/config.dict -detect_leaks=0); segment=30 ;;
+        FuzzRequestDecoder) flags+=(-dict=Fuzz/dict/request.dict) ;;
+        FuzzConfigParser) flags+=(-dict=Fuzz/dict/config.dict) ;;
     esac
     echo "fuzzing $t for ${seconds}s (log: $log)"
+    # SWIFT_BACKTRACE: the Swift runtime's crash handler would race
+    # libFuzzer's for a trap and can hang; libFuzzer's records the input.
+    # -detect_leaks=1: LeakSanitizer checks after every input that
+    # allocated more than it freed, so a leak fails the run at once.
     rc=0
-    runs=0
-    peak=0
-    left=$seconds
-    while [[ $left -gt 0 && $rc -eq 0 ]]; do
-        part=$((left < segment ? left : segment))
-        left=$((left - part))
-        echo "=== $t: ${part}s, $left s left after this ===" >>"$log"
-        # SWIFT_BACKTRACE: the Swift runtime's crash handler would race
-        # libFuzzer's for a trap and can hang; libFuzzer's records the input.
-        SWIFT_BACKTRACE=enable=no \
-            ASAN_OPTIONS=detect_leaks=1:leak_check_at_exit=1:allocator_may_return_null=0 \
-            LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0" \
-            "$bin/$t" -max_total_time="$part" "${flags[@]}" "$corpus" >"$log.part" 2>&1 || rc=$?
-        cat "$log.part" >>"$log"
-        n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log.part" | tail -1)
-        m=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log.part" | tail -1)
-        runs=$((runs + ${n:-0}))
-        [[ ${m:-0} -gt $peak ]] && peak=$m
-    done
-    rm -f "$log.part"
+    SWIFT_BACKTRACE=enable=no \
+        ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+        "$bin/$t" -max_total_time="$seconds" -detect_leaks=1 "${flags[@]}" "$corpus" >"$log" 2>&1 || rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    runs=${runs:-0}
+    peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
+    peak=${peak:-0}
 
     speed=$((runs / seconds))
     cov=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]*' | tail -1 | cut -d' ' -f2)

@@ -1,22 +1,18 @@
 // libFuzzer target for the configuration parser (docs/RELIABILITY.md, "Fuzzing").
 //
 // Each input is the text of a loopd.toml. The target checks that
-// `ConfigLoader.parse(_:origin:)` never traps and that:
+// `ConfigLoader.parse(_:origin:)`, and so loopd's own TOML parser
+// (Sources/LoopdCore/Config/TOML), never traps, hangs or leaks and that:
 // - it is deterministic (a second parse gives the same config or error);
 // - a refusal names the origin, and a refused setting names its key in one
 //   line (keys and values are quoted back with control characters escaped);
+// - a syntax error has a 1-based line and column inside the text;
 // - a raw NUL byte is refused (TOML allows no control character but tab
-//   outside strings, nor unescaped inside them): the C parser underneath
-//   would otherwise read the text only up to it and drop the rest silently;
+//   outside strings, nor unescaped inside them), and a `\u0000` escape never
+//   reaches an accepted config;
 // - an accepted config holds what the loader promises: 1 to 256 uniquely
 //   named workers (none "any", no "common" mode), limits in their documented
 //   ranges, exec programs and working directories as absolute paths.
-//
-// Known bugs of the C++ parser underneath (docs/RELIABILITY.md, "Bugs found";
-// inputs in Fuzz/known-bugs/): some malformed documents fail one of toml++'s
-// assertions and abort the process. Fuzz/run.sh builds toml++ with its
-// assertions compiled out, so that those inputs end in toml++'s ordinary
-// syntax errors and the fuzzer can go on past them.
 //
 // Built with `-sanitize=fuzzer` and `-D LOOPD_LIBFUZZER` (Fuzz/run.sh), libFuzzer
 // supplies `main`; in an ordinary build the `@main` below replays files
@@ -37,9 +33,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(config)
     case .failure(let error):
         precondition(error.origin == "<fuzz>" && error.description.hasPrefix("<fuzz>"), "the error lost its origin: \(error)")
-        if case .invalid(_, let key, _) = error {
+        switch error {
+        case .invalid(_, let key, _):
             precondition(!key.isEmpty, "an invalid setting without a key: \(error)")
             precondition(!error.description.contains("\n"), "a setting's error spans lines: \(error)")
+        case .syntax(_, let line, let column, let message):
+            let lines = text.utf8.count { $0 == 0x0A } + 1
+            precondition((1...lines).contains(line) && column >= 1, "a syntax error outside the text: \(error)")
+            precondition(!message.isEmpty && !message.contains("\n"), "a syntax error's message spans lines: \(error)")
+        case .unreadable:
+            preconditionFailure("parse reported an unreadable file: \(error)")
         }
     }
     return 0

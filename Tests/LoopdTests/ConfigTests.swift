@@ -245,6 +245,12 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[server]\nstall_threshold_ms = 0\n", key: "server.stall_threshold_ms", "between 100 and"),
     .adding("[server]\nshutdown_grace_ms = -1\n", key: "server.shutdown_grace_ms", "got -1"),
     .adding("[journal]\nfsync = 1\n", key: "journal.fsync", "true or false, got 1"),
+    // Dates, times and special floats are quoted back as written.
+    .adding("[server]\nsocket = 1979-05-27 07:32:00z\n", key: "server.socket", "must be a string, got an offset date-time (1979-05-27 07:32:00z)"),
+    .adding("[server]\nstate_dir = 07:32:00.50\n", key: "server.state_dir", "got a local time (07:32:00.50)"),
+    .adding("[journal]\nfsync = 2024-02-29\n", key: "journal.fsync", "got a local date (2024-02-29)"),
+    .adding("[journal]\nretention_seconds = 1979-05-27t00:32:00\n", key: "journal.retention_seconds", "got a local date-time (1979-05-27t00:32:00)"),
+    .adding("[limits]\nmax_line_bytes = -inf\n", key: "limits.max_line_bytes", "got -inf"),
     .adding("[journal]\nretention_seconds = -5\n", key: "journal.retention_seconds", "got -5"),
     // The socket.
     .adding("[server]\nsocket_mode = \"0999\"\n", key: "server.socket_mode", "octal string"),
@@ -279,6 +285,12 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { \"\" = \"1\" }\n", key: "actions.x.env.\"\"", "non-empty"),
     .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { \"A\\u0000B\" = \"1\" }\n", key: "actions.x.env.\"A\\u0000B\"", "NUL"),
     .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { A = \"1\\U00000000\" }\n", key: "actions.x.env.A", "NUL"),
+    // `\u0000` is valid TOML and arrives as a real NUL; every reader refuses it by key.
+    .adding("[actions.\"a\\u0000b\"]\nargv = [\"/bin/true\"]\n", key: "actions.\"a\\u0000b\"", "keys must not contain NUL"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ncwd = \"\"\"/tmp\\u0000\"\"\"\n", key: "actions.x.cwd", "must not contain NUL (\\u0000)"),
+    InvalidConfig("[[workers]]\nname = \"w\\u0000\"\n", key: "workers[0].name", "must not contain NUL (\\u0000)"),
+    .adding("[server]\nsocket = \"a\\U00000000\"\n", key: "server.socket", "must not contain NUL (\\u0000)"),
+    .adding("[limits]\n\"max\\u0000\" = 1\n", key: "limits.\"max\\u0000\"", "unknown key"),
     .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = { A = 1 }\n", key: "actions.x.env.A", "must be a string"),
     .adding("[actions.x]\nargv = [\"/bin/true\"]\nenv = \"A=1\"\n", key: "actions.x.env", "must be a table"),
     .adding("[actions.x]\nargv = [\"/bin/true\"]\ncwd = \"tmp\"\n", key: "actions.x.cwd", "absolute path"),

@@ -37,7 +37,7 @@ extension ConfigLoader {
     /// be decimal (0o1224), and TOML forbids the leading zero of "0660".
     static func readSocketMode(_ t: ConfigTable) throws(ConfigError) -> UInt32 {
         let expected = "must be an octal string between \"0000\" and \"0777\" such as \"0660\""
-        if let value = t.table["socket_mode"], value.type != .string {
+        if let value = t.table["socket_mode"], value.string == nil {
             throw t.invalid("socket_mode", "\(expected), got \(t.describe(value)) (write it quoted)")
         }
         let text = try t.string("socket_mode", nonEmpty: false) ?? ""

@@ -1,5 +1,3 @@
-import TOMLKit
-
 /// Reads loopd's TOML configuration and validates every setting, so that a
 /// `DaemonConfig` it returns is always usable as it is. Anything doubtful —
 /// an unknown key, a wrong type, a number out of range, a name that does not
@@ -40,27 +38,16 @@ public enum ConfigLoader {
 
     /// Validates TOML `text`; `origin` labels the errors (a path, or "<test>").
     public static func parse(_ text: String, origin: String) throws(ConfigError) -> DaemonConfig {
-        // TOML allows no raw NUL, and the C parser underneath would stop
-        // reading at one and silently drop the rest of the file.
-        if let offset = text.utf8.firstIndex(of: 0) {
-            let before = text.utf8[..<offset]
-            let line = before.count { $0 == 0x0A } + 1
-            let column = before.count - (before.lastIndex(of: 0x0A).map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
-            throw .syntax(origin: origin, line: line, column: column, message: "a raw NUL byte is not allowed in TOML")
-        }
-        let marked = NULEscapes.mark(text)
+        // The parser refuses a raw NUL byte itself ("a raw NUL byte is not
+        // allowed in TOML"); a `\u0000` escape reaches the readers as a real
+        // NUL, which every string and name reader refuses by key.
         let root: TOMLTable
         do {
-            root = try TOMLTable(string: marked?.text ?? text)
-        } catch let error as TOMLParseError {
-            throw .syntax(
-                origin: origin, line: error.source.begin.line, column: error.source.begin.column,
-                message: error.description)
+            root = try TOMLParser.parse(text)
         } catch {
-            throw .syntax(origin: origin, line: 0, column: 0, message: "\(error)")
+            throw .syntax(origin: origin, line: error.line, column: error.column, message: error.message)
         }
-        let document = ConfigDocument(origin: origin, nulMarker: marked?.marker)
-        return try read(ConfigTable(table: root, path: "", document: document))
+        return try read(ConfigTable(table: root, path: "", document: ConfigDocument(origin: origin)))
     }
 
     /// The top level: which tables exist, then each in turn.

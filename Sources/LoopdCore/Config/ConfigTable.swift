@@ -1,5 +1,3 @@
-import TOMLKit
-
 /// One TOML table being read, together with where it sits in the file, so
 /// that every error it raises names the full key path of the bad setting.
 ///
@@ -50,10 +48,10 @@ struct ConfigTable {
     /// An integer within `range`; the message states the range, so it doubles as documentation.
     func int(_ key: String, in range: ClosedRange<Int64>) throws(ConfigError) -> Int64? {
         guard let value = table[key] else { return nil }
-        guard value.type == .int, let n = value.int, range.contains(Int64(n)) else {
+        guard let n = value.integer, range.contains(n) else {
             throw invalid(key, "must be an integer between \(range.lowerBound) and \(range.upperBound), got \(describe(value))")
         }
-        return Int64(n)
+        return n
     }
 
     /// `int(_:in:)` narrowed to `Int`, for the limits stored as `Int`.
@@ -63,7 +61,7 @@ struct ConfigTable {
 
     func bool(_ key: String) throws(ConfigError) -> Bool? {
         guard let value = table[key] else { return nil }
-        guard value.type == .bool, let b = value.bool else {
+        guard let b = value.boolean else {
             throw invalid(key, "must be true or false, got \(describe(value))")
         }
         return b
@@ -78,7 +76,7 @@ struct ConfigTable {
     /// An array whose elements are all strings without NUL.
     func stringArray(_ key: String) throws(ConfigError) -> [String]? {
         guard let value = table[key] else { return nil }
-        guard value.type == .array, let array = value.array else {
+        guard let array = value.array else {
             throw invalid(key, "must be an array of strings, got \(describe(value))")
         }
         var result: [String] = []
@@ -89,12 +87,12 @@ struct ConfigTable {
     }
 
     /// An array of any element types; callers check each element.
-    func array(_ key: String) throws(ConfigError) -> [any TOMLValueConvertible]? {
+    func array(_ key: String) throws(ConfigError) -> [TOMLValue]? {
         guard let value = table[key] else { return nil }
-        guard value.type == .array, let array = value.array else {
+        guard let array = value.array else {
             throw invalid(key, "must be an array, got \(describe(value))")
         }
-        return Array(array)
+        return array
     }
 
     /// One entry of `allow_users` / `allow_groups`: a numeric id or a name.
@@ -104,11 +102,11 @@ struct ConfigTable {
     }
 
     /// Element `index` of the array at `key`, read as an `AccountEntry`.
-    func accountEntry(_ value: any TOMLValueConvertible, at key: String, index: Int) throws(ConfigError) -> AccountEntry {
+    func accountEntry(_ value: TOMLValue, at key: String, index: Int) throws(ConfigError) -> AccountEntry {
         let expected = "must be a name or a numeric id between 0 and \(ConfigRanges.accountID.upperBound)"
-        switch value.type {
-        case .int:
-            guard let n = value.int, ConfigRanges.accountID.contains(Int64(n)) else {
+        switch value {
+        case .integer(let n):
+            guard ConfigRanges.accountID.contains(n) else {
                 throw invalid(key, at: index, "\(expected), got \(describe(value))")
             }
             return .id(UInt32(n))
@@ -122,7 +120,7 @@ struct ConfigTable {
     /// A sub-table (`[limits]` or `limits = { … }`).
     func table(_ key: String) throws(ConfigError) -> ConfigTable? {
         guard let value = table[key] else { return nil }
-        guard value.type == .table, let sub = value.table else {
+        guard let sub = value.table else {
             throw invalid(key, "must be a table, got \(describe(value))")
         }
         return ConfigTable(table: sub, path: keyPath(key), document: document)
@@ -131,12 +129,12 @@ struct ConfigTable {
     /// An array of tables (`[[workers]]`), each reader named `key[i]`.
     func tables(_ key: String) throws(ConfigError) -> [ConfigTable]? {
         guard let value = table[key] else { return nil }
-        guard value.type == .array, let array = value.array else {
+        guard let array = value.array else {
             throw invalid(key, "must be an array of tables ([[\(key)]]), got \(describe(value))")
         }
         var result: [ConfigTable] = []
         for (i, element) in array.enumerated() {
-            guard element.type == .table, let sub = element.table else {
+            guard let sub = element.table else {
                 throw invalid(key, at: i, "must be a table, got \(describe(element))")
             }
             result.append(ConfigTable(table: sub, path: "\(keyPath(key))[\(i)]", document: document))
@@ -144,22 +142,25 @@ struct ConfigTable {
         return result
     }
 
-    /// Rejects a string key that carried a NUL escape (see `NULEscapes`).
+    /// Rejects a quoted key that holds a NUL (written as `\u0000`): the key
+    /// becomes a name (an action's, an environment variable's) that C cannot carry.
     func checkKeyHasNoNUL(_ key: String) throws(ConfigError) {
-        if let marker = document.nulMarker, key.contains(marker) {
+        if key.utf8.contains(0) {
             throw invalid(key, "keys must not contain NUL (\\u0000)")
         }
     }
 
     /// `path` is the full key path, already including any array index.
     private func checkedString(
-        _ value: any TOMLValueConvertible, at path: String, nonEmpty: Bool, what: String = "a string"
+        _ value: TOMLValue, at path: String, nonEmpty: Bool, what: String = "a string"
     ) throws(ConfigError) -> String {
         func fail(_ message: String) -> ConfigError { .invalid(origin: document.origin, key: path, message: message) }
-        guard value.type == .string, let s = value.string else {
+        guard let s = value.string else {
             throw fail("must be \(what), got \(describe(value))")
         }
-        if let marker = document.nulMarker, s.contains(marker) {
+        // `\u0000` is a valid TOML escape, but a NUL cannot pass through
+        // argv, the environment or a path.
+        if s.utf8.contains(0) {
             throw fail("must not contain NUL (\\u0000)")
         }
         if nonEmpty && s.isEmpty { throw fail("must not be empty") }
@@ -167,22 +168,23 @@ struct ConfigTable {
     }
 
     /// How a bad value is quoted back in a message: scalars as written, containers by kind.
-    func describe(_ value: any TOMLValueConvertible) -> String {
-        switch value.type {
-        case .string: return ConfigTable.quote(value.string ?? "", document: document)
-        case .int: return value.int.map { String($0) } ?? "an integer"
-        case .double: return value.double.map { String($0) } ?? "a number"
-        case .bool: return value.bool.map { String($0) } ?? "a boolean"
-        case .table: return "a table"
-        case .array: return "an array"
-        case .date, .time, .dateTime: return "a \(value.type) (\(value.debugDescription))"
+    func describe(_ value: TOMLValue) -> String {
+        switch value {
+        case .string(let s): ConfigTable.quote(s, document: document)
+        case .integer(let n): String(n)
+        case .float(let x): String(x)
+        case .boolean(let b): String(b)
+        case .table, .array: value.kind
+        case .offsetDateTime(let d): "\(value.kind) (\(d))"
+        case .localDateTime(let d): "\(value.kind) (\(d))"
+        case .localDate(let d): "\(value.kind) (\(d))"
+        case .localTime(let t): "\(value.kind) (\(t))"
         }
     }
 
     /// A string shown the way TOML would spell it, shortened past 80 characters.
     static func quote(_ s: String, document: ConfigDocument) -> String {
-        var shown = s.count > 80 ? String(s.prefix(80)) + "…" : s
-        if let marker = document.nulMarker { shown = shown.replacingAll(marker, with: "\u{0}") }
+        let shown = s.count > 80 ? String(s.prefix(80)) + "…" : s
         var out = "\""
         for scalar in shown.unicodeScalars {
             switch scalar {
@@ -236,15 +238,7 @@ struct ConfigTable {
     }
 }
 
-/// What every reader of one document shares: where it came from, and the
-/// marker that stands for NUL if the text had NUL escapes.
+/// What every reader of one document shares: where it came from.
 struct ConfigDocument {
     let origin: String
-    let nulMarker: Character?
-}
-
-extension String {
-    fileprivate func replacingAll(_ c: Character, with replacement: Character) -> String {
-        String(map { $0 == c ? replacement : $0 })
-    }
 }
