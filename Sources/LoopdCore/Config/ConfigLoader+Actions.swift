@@ -47,14 +47,14 @@ extension ConfigLoader {
         }
         // No PATH search and no shell, ever: the config says exactly what runs.
         guard program.hasPrefix("/") else {
-            throw t.invalid("argv", at: 0, "must be an absolute path (no PATH search, no shell), got \(ConfigTable.quote(program, document: t.document))")
+            throw t.invalid("argv", at: 0, "must be an absolute path (no PATH search, no shell), got \(ConfigTable.quote(program))")
         }
         var exec = DaemonConfig.Exec(argv: argv)
         if let n = try t.intValue("max_client_args", in: ConfigRanges.maxClientArgs) { exec.maxClientArgs = n }
         if let env = try t.table("env") { exec.env = try readEnvironment(env) }
         if let cwd = try t.string("cwd") {
             guard cwd.hasPrefix("/") else {
-                throw t.invalid("cwd", "must be an absolute path, got \(ConfigTable.quote(cwd, document: t.document))")
+                throw t.invalid("cwd", "must be an absolute path, got \(ConfigTable.quote(cwd))")
             }
             exec.cwd = cwd
         }

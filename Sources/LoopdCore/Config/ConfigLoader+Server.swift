@@ -26,7 +26,7 @@ extension ConfigLoader {
         if let level = try t.string("log_level") {
             guard let parsed = DaemonConfig.LogLevel(rawValue: level) else {
                 let names = DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
-                throw t.invalid("log_level", "must be one of \(names), got \(ConfigTable.quote(level, document: t.document))")
+                throw t.invalid("log_level", "must be one of \(names), got \(ConfigTable.quote(level))")
             }
             s.logLevel = parsed
         }
@@ -44,7 +44,7 @@ extension ConfigLoader {
         guard text.count <= 4, text.allSatisfy({ ("0"..."7").contains($0) }),
               let mode = UInt32(text, radix: 8), mode <= 0o777
         else {
-            throw t.invalid("socket_mode", "\(expected), got \(ConfigTable.quote(text, document: t.document))")
+            throw t.invalid("socket_mode", "\(expected), got \(ConfigTable.quote(text))")
         }
         return mode
     }
@@ -98,7 +98,7 @@ extension ConfigLoader {
         _ failure: ConfigSystemCalls.Failure, _ kind: String, _ name: String, in t: ConfigTable, at key: String,
         index: Int?
     ) -> ConfigError {
-        let quoted = ConfigTable.quote(name, document: t.document)
+        let quoted = ConfigTable.quote(name)
         let message = switch failure {
         case .notFound: "no \(kind) named \(quoted)"
         case .failed(let code): "cannot look up \(kind) \(quoted): \(ConfigSystemCalls.describe(errno: code))"

@@ -53,7 +53,7 @@ extension ConfigLoader {
     static func checkName(_ name: String, in t: ConfigTable, at key: String, what: String) throws(ConfigError) {
         guard isValidName(name) else {
             throw t.invalid(
-                key, "\(what) must be 1 to 64 of A-Z a-z 0-9 _ . -, got \(ConfigTable.quote(name, document: t.document))")
+                key, "\(what) must be 1 to 64 of A-Z a-z 0-9 _ . -, got \(ConfigTable.quote(name))")
         }
     }
 }

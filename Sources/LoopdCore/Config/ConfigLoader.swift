@@ -47,7 +47,7 @@ public enum ConfigLoader {
         } catch {
             throw .syntax(origin: origin, line: error.line, column: error.column, message: error.message)
         }
-        return try read(ConfigTable(table: root, path: "", document: ConfigDocument(origin: origin)))
+        return try read(ConfigTable(table: root, path: "", origin: origin))
     }
 
     /// The top level: which tables exist, then each in turn.

@@ -8,22 +8,23 @@ struct ConfigTable {
     let table: TOMLTable
     /// The path of this table: "" for the root, "limits", "workers[1]", "actions.date".
     let path: String
-    let document: ConfigDocument
+    /// The file (or "<test>") errors name.
+    let origin: String
 
     /// The full path of `key` inside this table, quoting keys that are not bare TOML keys.
     func keyPath(_ key: String) -> String {
-        let segment = ConfigTable.segment(key, document: document)
+        let segment = ConfigTable.segment(key)
         return path.isEmpty ? segment : "\(path).\(segment)"
     }
 
     /// The error for a bad value at `key` (or at a sub-path such as `argv[0]`).
     func invalid(_ key: String, _ message: String) -> ConfigError {
-        .invalid(origin: document.origin, key: keyPath(key), message: message)
+        .invalid(origin: origin, key: keyPath(key), message: message)
     }
 
     /// The error for element `index` of the array at `key` (`argv[0]`).
     func invalid(_ key: String, at index: Int, _ message: String) -> ConfigError {
-        .invalid(origin: document.origin, key: "\(keyPath(key))[\(index)]", message: message)
+        .invalid(origin: origin, key: "\(keyPath(key))[\(index)]", message: message)
     }
 
     func has(_ key: String) -> Bool { table.contains(key: key) }
@@ -123,7 +124,7 @@ struct ConfigTable {
         guard let sub = value.table else {
             throw invalid(key, "must be a table, got \(describe(value))")
         }
-        return ConfigTable(table: sub, path: keyPath(key), document: document)
+        return ConfigTable(table: sub, path: keyPath(key), origin: origin)
     }
 
     /// An array of tables (`[[workers]]`), each reader named `key[i]`.
@@ -137,7 +138,7 @@ struct ConfigTable {
             guard let sub = element.table else {
                 throw invalid(key, at: i, "must be a table, got \(describe(element))")
             }
-            result.append(ConfigTable(table: sub, path: "\(keyPath(key))[\(i)]", document: document))
+            result.append(ConfigTable(table: sub, path: "\(keyPath(key))[\(i)]", origin: origin))
         }
         return result
     }
@@ -154,7 +155,7 @@ struct ConfigTable {
     private func checkedString(
         _ value: TOMLValue, at path: String, nonEmpty: Bool, what: String = "a string"
     ) throws(ConfigError) -> String {
-        func fail(_ message: String) -> ConfigError { .invalid(origin: document.origin, key: path, message: message) }
+        func fail(_ message: String) -> ConfigError { .invalid(origin: origin, key: path, message: message) }
         guard let s = value.string else {
             throw fail("must be \(what), got \(describe(value))")
         }
@@ -170,7 +171,7 @@ struct ConfigTable {
     /// How a bad value is quoted back in a message: scalars as written, containers by kind.
     func describe(_ value: TOMLValue) -> String {
         switch value {
-        case .string(let s): ConfigTable.quote(s, document: document)
+        case .string(let s): ConfigTable.quote(s)
         case .integer(let n): String(n)
         case .float(let x): String(x)
         case .boolean(let b): String(b)
@@ -183,7 +184,7 @@ struct ConfigTable {
     }
 
     /// A string shown the way TOML would spell it, shortened past 80 characters.
-    static func quote(_ s: String, document: ConfigDocument) -> String {
+    static func quote(_ s: String) -> String {
         let shown = s.count > 80 ? String(s.prefix(80)) + "…" : s
         var out = "\""
         for scalar in shown.unicodeScalars {
@@ -202,11 +203,11 @@ struct ConfigTable {
     }
 
     /// A key as it appears in a path: bare when TOML allows it, else quoted.
-    static func segment(_ key: String, document: ConfigDocument) -> String {
+    static func segment(_ key: String) -> String {
         let bare = !key.isEmpty && key.unicodeScalars.allSatisfy { s in
             s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "_" || s == "-")
         }
-        return bare ? key : quote(key, document: document)
+        return bare ? key : quote(key)
     }
 
     /// The allowed key `key` was most likely meant to be: the unique closest
@@ -236,9 +237,4 @@ struct ConfigTable {
         }
         return previous[b.count]
     }
-}
-
-/// What every reader of one document shares: where it came from.
-struct ConfigDocument {
-    let origin: String
 }
