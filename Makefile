@@ -54,7 +54,7 @@ example:
 	$(SWIFT) run loop-example
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-bench
+	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz
 
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
 ## units, config (an existing one is kept), journal catalog, sysusers file.
