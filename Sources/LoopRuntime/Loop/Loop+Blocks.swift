@@ -4,12 +4,8 @@ extension Loop {
     /// sleeps (R19). Blocks run in the order they were queued; a block whose
     /// modes are not running waits (R24). Any thread.
     public func perform(inModes modes: [Mode]? = nil, _ block: @escaping @Sendable () -> Void) {
-        lock.lock()
-        blocks.append(QueuedBlock(modes: modes, work: block))
-        let write = sleeping && !wakeSignalled
-        if write { wakeSignalled = true }
-        lock.unlock()
-        if write { wakeFD.signal() }
+        // Only the inbox's mutex: a producer never waits for the loop's lock.
+        if inbox.withLock({ $0.append(QueuedBlock(modes: modes, work: block)) }) { wakeFD.signal() }
     }
 
     /// Whether `block` may run in a pass of `mode`. `modeIsCommon`: `mode` is
@@ -21,28 +17,47 @@ extension Loop {
         return false
     }
 
-    /// Whether a block waits for `mode`. Lock held.
-    func hasBlocksLocked(for mode: Mode) -> Bool {
-        guard !blocks.isEmpty else { return false }
+    /// Whether `mode` is in the common set. Loop thread only; takes the lock
+    /// only when the set grew since the last answer, or for another mode.
+    func isCommonMode(_ mode: Mode) -> Bool {
+        if let c = commonModeCache, c.count == commonModeCount.load(ordering: .acquiring), c.mode == mode {
+            return c.isCommon
+        }
+        return lock.withLock { isCommonModeLocked(mode) }
+    }
+
+    /// `isCommonMode(_:)` with the lock already held. Loop thread only.
+    func isCommonModeLocked(_ mode: Mode) -> Bool {
+        let count = commonModes.count
+        if let c = commonModeCache, c.count == count, c.mode == mode { return c.isCommon }
         let isCommon = commonModes.contains(mode)
-        return blocks.contains { Loop.admits($0, mode: mode, modeIsCommon: isCommon) }
+        commonModeCache = (mode, count, isCommon)
+        return isCommon
+    }
+
+    /// Whether a block waits for `mode`. Lock held; loop thread only.
+    func hasBlocksLocked(for mode: Mode) -> Bool {
+        let isCommon = isCommonModeLocked(mode)
+        return inbox.withLock { $0.hasBlocks(for: mode, modeIsCommon: isCommon) }
     }
 
     /// Runs every queued block that `mode` admits, in order; the rest stay
-    /// queued, ahead of blocks queued meanwhile. Returns whether any ran.
+    /// queued, ahead of blocks queued meanwhile. Blocks queued while these
+    /// run wait for the next call (R23: one pass takes what was queued when
+    /// it looked). Returns whether any ran.
     @discardableResult
     func runBlocks(mode: Mode) -> Bool {
+        // The whole queue is swapped out in one step for an empty array that
+        // kept its capacity from the last drain, so producers never wait
+        // while blocks run and a steady stream allocates nothing.
         var taken: [QueuedBlock] = []
         swap(&taken, &spareBlocks)
-        lock.lock()
-        if blocks.isEmpty {
-            lock.unlock()
+        inbox.withLock { swap(&taken, &$0.blocks) }
+        if taken.isEmpty {
             swap(&taken, &spareBlocks)
             return false
         }
-        swap(&taken, &blocks)
-        let isCommon = commonModes.contains(mode)
-        lock.unlock()
+        let isCommon = isCommonMode(mode)
 
         var held: [QueuedBlock] = []
         var ran = 0
@@ -63,7 +78,7 @@ extension Loop {
         taken.removeAll(keepingCapacity: true)
         if spareBlocks.capacity < taken.capacity { spareBlocks = taken }
         if !held.isEmpty {
-            lock.withLock { blocks.insert(contentsOf: held, at: 0) }
+            inbox.withLock { $0.blocks.insert(contentsOf: held, at: 0) }
         }
         return ran > 0
     }

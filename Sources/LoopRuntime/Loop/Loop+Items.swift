@@ -12,6 +12,7 @@ extension Loop {
         let write = lock.withLock { () -> Bool in
             guard !commonModes.contains(mode) else { return false }
             commonModes.append(mode)
+            commonModeCount.store(commonModes.count, ordering: .releasing)
             let items = modeItemsLocked(mode)
             for s in common.sources where items.add(s) { scheduled.append(s) }
             for k in common.kernelSources { items.add(k) }
@@ -256,9 +257,12 @@ extension Loop {
             for source in k { unregisterLocked(source) }
             modes.removeAll()
             common = CommonItems()
-            blocks.removeAll()
             return (s, k, t, o)
         }
+        // Dropped outside both locks: releasing a block may run a deinit.
+        var unrun: [QueuedBlock] = []
+        inbox.withLock { swap(&unrun, &$0.blocks) }
+        unrun.removeAll()
         for s in sources { s.links.remove(self) }
         for k in kernel { k.links.remove(self) }
         for o in observers { o.links.remove(self) }

@@ -139,8 +139,7 @@ extension Loop {
         let mode = items.mode
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !wakeRequested && !stopRequested && !kernelSetDirty && !hasBlocksLocked(for: mode)
-        wakeRequested = false
+        var mayBlock = !poll && !stopRequested && !kernelSetDirty
         var wake: LoopInstant? = nil
         if mayBlock {
             var windows: [(LoopInstant, Duration)] = []
@@ -158,9 +157,18 @@ extension Loop {
             // would write the eventfd for an awake loop.
             if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
         }
-        if mayBlock {
-            sleeping = true
-            wakeSignalled = false
+        // The inbox decides last, inside the lock: a block queued or a
+        // wake-up asked for before this point keeps the loop awake; one
+        // after it finds `sleeping` set and writes the eventfd.
+        let isCommon = isCommonModeLocked(mode)
+        mayBlock = inbox.withLock { box in
+            let block = mayBlock && !box.wakeRequested && !box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            box.wakeRequested = false
+            if block {
+                box.sleeping = true
+                box.wakeSignalled = false
+            }
+            return block
         }
         lock.unlock()
 
@@ -170,9 +178,9 @@ extension Loop {
         if mayBlock {
             waitingFlag.store(false, ordering: .releasing)
             wakeUps.wrappingAdd(1, ordering: .relaxed)
-            lock.withLock {
-                sleeping = false
-                wakeSignalled = false
+            inbox.withLock { box in
+                box.sleeping = false
+                box.wakeSignalled = false
             }
         }
         // Drain the wake-up eventfd whenever it was seen readable, not only

@@ -27,14 +27,6 @@ public final class Loop: @unchecked Sendable {
     /// The common set (R7), in the order modes joined it.
     var commonModes: [Mode] = [.default]
     var common = CommonItems()
-    /// Blocks waiting for a pass of an admitting mode, in submission order.
-    var blocks: [QueuedBlock] = []
-    /// The loop is in, or committed to entering, a blocking wait.
-    var sleeping = false
-    /// The wake eventfd was written during the current sleep.
-    var wakeSignalled = false
-    /// `wakeUp()` was called while the loop was awake: its next wait must not block.
-    var wakeRequested = false
     var stopRequested = false
     /// The innermost running mode.
     var runningMode: Mode?
@@ -44,12 +36,20 @@ public final class Loop: @unchecked Sendable {
     var kernelSetDirty = true
     var clockStorage: LoopClock = .system
 
+    // MARK: guarded by the inbox's own mutex, any thread
+    /// Queued blocks and the sleep handshake (see `Inbox`). Taken inside
+    /// `lock` when both are needed, never the other way round.
+    let inbox = Guarded(Inbox())
+
     // MARK: loop thread only
     /// The mode the epoll set was last built for.
     var registeredMode: Mode?
     var mainQueueRegistered = false
     /// An empty array with capacity, swapped with `blocks` to drain it without allocating.
     var spareBlocks: [QueuedBlock] = []
+    /// The latest answer to "is this mode in the common set?", valid while
+    /// `commonModeCount` still equals `count` (the set only grows).
+    var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
     var runDepth = 0
 
     // MARK: atomics, any thread
@@ -59,6 +59,10 @@ public final class Loop: @unchecked Sendable {
     /// Coarse monotonic nanoseconds of the latest pass.
     let lastTurnStamp = Atomic<UInt64>(0)
     let wakeUps = Atomic<UInt64>(0)
+    /// How many modes `commonModes` holds, stored under `lock` when it grows
+    /// and read without it, so a pass knows when its cached
+    /// `commonModeCache` is stale.
+    let commonModeCount = Atomic<Int>(1)
 
     static let wakeToken: UInt64 = 1
     static let timerToken: UInt64 = 2
@@ -130,16 +134,7 @@ public final class Loop: @unchecked Sendable {
     /// Wakes the loop if it sleeps; if it is awake, its next wait returns at
     /// once (R19). Any thread.
     public func wakeUp() {
-        let write = lock.withLock { () -> Bool in
-            if sleeping {
-                if wakeSignalled { return false }
-                wakeSignalled = true
-                return true
-            }
-            wakeRequested = true
-            return false
-        }
-        if write { wakeFD.signal() }
+        if inbox.withLock({ $0.requestWake() }) { wakeFD.signal() }
     }
 
     /// Ends the innermost run after its remaining notifications (exit is
@@ -152,12 +147,12 @@ public final class Loop: @unchecked Sendable {
 
     /// Wakes the loop only if it is asleep: for changes that matter to a
     /// sleeping loop (a new timer, a new source) but that an awake loop sees
-    /// on its own before it sleeps. Call with the lock held; returns whether
-    /// the caller must write the eventfd after unlocking.
+    /// on its own before it sleeps. Call with the lock held (the loop
+    /// decides to sleep under it, so the change is either seen by that
+    /// decision or finds the loop asleep); returns whether the caller must
+    /// write the eventfd after unlocking.
     func wakeIfSleepingLocked() -> Bool {
-        guard sleeping, !wakeSignalled else { return false }
-        wakeSignalled = true
-        return true
+        inbox.withLock { $0.signalIfSleeping() }
     }
 }
 
