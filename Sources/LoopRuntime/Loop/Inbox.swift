@@ -6,9 +6,9 @@
 /// and never waits behind a mode change, a timer being scheduled, or the
 /// loop's own bookkeeping between passes. When both are needed the loop's
 /// `lock` is taken first, the inbox's inside it, never the other way round.
-struct Inbox {
+struct Inbox: ~Copyable {
     /// Blocks waiting for a pass of an admitting mode, in submission order.
-    var blocks: [QueuedBlock] = []
+    var blocks = BlockBuffer()
     /// The loop is in, or committed to entering, a blocking wait.
     var sleeping = false
     /// The wake eventfd was written during the current sleep.
@@ -16,11 +16,11 @@ struct Inbox {
     /// `wakeUp()` was called while the loop was awake: its next wait must not block.
     var wakeRequested = false
 
-    /// Queues `block`; returns whether the caller must write the eventfd
+    /// Queues a block; returns whether the caller must write the eventfd
     /// (after unlocking): only the first producer to find the loop asleep does.
     @inline(__always)
-    mutating func append(_ block: QueuedBlock) -> Bool {
-        blocks.append(block)
+    mutating func append(_ slot: consuming BlockBuffer.Slot, modes: [Loop.Mode]?) -> Bool {
+        blocks.append(slot, modes: modes)
         return signalIfSleeping()
     }
 
@@ -43,6 +43,6 @@ struct Inbox {
 
     /// Whether a queued block may run in a pass of `mode`.
     func hasBlocks(for mode: Loop.Mode, modeIsCommon: Bool) -> Bool {
-        !blocks.isEmpty && blocks.contains { Loop.admits($0, mode: mode, modeIsCommon: modeIsCommon) }
+        blocks.admitsAny(mode: mode, modeIsCommon: modeIsCommon)
     }
 }

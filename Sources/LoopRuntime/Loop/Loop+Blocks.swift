@@ -3,16 +3,20 @@ extension Loop {
     /// run in one of `modes` (nil: the common modes), waking the loop if it
     /// sleeps (R19). Blocks run in the order they were queued; a block whose
     /// modes are not running waits (R24). Any thread.
-    public func perform(inModes modes: [Mode]? = nil, _ block: @escaping @Sendable () -> Void) {
+    public func perform(inModes modes: [Mode]? = nil, _ block: consuming @escaping @Sendable () -> Void) {
         // Only the inbox's mutex: a producer never waits for the loop's lock.
-        if inbox.withLock({ $0.append(QueuedBlock(modes: modes, work: block)) }) { wakeFD.signal() }
+        // The block moves into the queue (no retain of its context here),
+        // inside a struct: as an optional's payload a bare closure would be
+        // re-wrapped in a heap-allocated thunk.
+        var handOff = Optional(BlockBuffer.Slot(work: block))
+        if inbox.withLock({ $0.append(handOff.take()!, modes: modes) }) { wakeFD.signal() }
     }
 
-    /// Whether `block` may run in a pass of `mode`. `modeIsCommon`: `mode` is
-    /// in the common set.
+    /// Whether a block queued for `modes` (nil: the common modes) may run in
+    /// a pass of `mode`. `modeIsCommon`: `mode` is in the common set.
     @inline(__always)
-    static func admits(_ block: QueuedBlock, mode: Mode, modeIsCommon: Bool) -> Bool {
-        guard let modes = block.modes else { return modeIsCommon }
+    static func admits(_ modes: [Mode]?, mode: Mode, modeIsCommon: Bool) -> Bool {
+        guard let modes else { return modeIsCommon }
         for m in modes where m == mode || (m == .common && modeIsCommon) { return true }
         return false
     }
@@ -47,10 +51,10 @@ extension Loop {
     /// it looked). Returns whether any ran.
     @discardableResult
     func runBlocks(mode: Mode) -> Bool {
-        // The whole queue is swapped out in one step for an empty array that
-        // kept its capacity from the last drain, so producers never wait
-        // while blocks run and a steady stream allocates nothing.
-        var taken: [QueuedBlock] = []
+        // The whole queue is swapped out in one step for an empty buffer
+        // that kept its capacity from the last drain, so producers never
+        // wait while blocks run and a steady stream allocates nothing.
+        var taken = BlockBuffer()
         swap(&taken, &spareBlocks)
         inbox.withLock { swap(&taken, &$0.blocks) }
         if taken.isEmpty {
@@ -59,26 +63,26 @@ extension Loop {
         }
         let isCommon = isCommonMode(mode)
 
-        var held: [QueuedBlock] = []
+        var held = BlockBuffer()
         var ran = 0
         // One callout stamp per 64 blocks instead of per block: reading the
         // clock per block costs a tenth of a tiny block's time, and a stall
         // worth reporting lasts seconds, not 64 blocks.
         let outer = calloutStart.load(ordering: .relaxed)
-        for block in taken {
-            if Loop.admits(block, mode: mode, modeIsCommon: isCommon) {
+        while !taken.isEmpty {
+            let (work, modes) = taken.take()
+            if Loop.admits(modes, mode: mode, modeIsCommon: isCommon) {
                 if ran & 63 == 0 { calloutStart.store(coarseMonotonicNanoseconds(), ordering: .relaxed) }
                 ran &+= 1
-                block.work()
+                work()
             } else {
-                held.append(block)
+                held.append(work, modes: modes)
             }
         }
         calloutStart.store(outer, ordering: .relaxed)
-        taken.removeAll(keepingCapacity: true)
-        if spareBlocks.capacity < taken.capacity { spareBlocks = taken }
+        if spareBlocks.capacity < taken.capacity { swap(&taken, &spareBlocks) }
         if !held.isEmpty {
-            inbox.withLock { $0.blocks.insert(contentsOf: held, at: 0) }
+            inbox.withLock { $0.blocks.prepend(&held) }
         }
         return ran > 0
     }

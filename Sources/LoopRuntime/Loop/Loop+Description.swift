@@ -22,7 +22,7 @@ extension Loop: CustomStringConvertible {
                 let items = modes[mode]!
                 out += "\t<LoopMode> {name = \(mode.rawValue), "
                 let isCommon = commonModes.contains(mode)
-                let pending = inbox.withLock { $0.blocks.count { Loop.admits($0, mode: mode, modeIsCommon: isCommon) } }
+                let pending = inbox.withLock { $0.blocks.admittedCount(mode: mode, modeIsCommon: isCommon) }
                 out += "blocks pending = \(pending)\n"
                 out += "\tsources0 = {\n"
                 for (i, s) in items.sources.enumerated() { out += "\t\t\(i) : \(describe(s))\n" }

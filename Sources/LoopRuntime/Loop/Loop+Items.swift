@@ -260,9 +260,9 @@ extension Loop {
             return (s, k, t, o)
         }
         // Dropped outside both locks: releasing a block may run a deinit.
-        var unrun: [QueuedBlock] = []
+        var unrun = BlockBuffer()
         inbox.withLock { swap(&unrun, &$0.blocks) }
-        unrun.removeAll()
+        _ = consume unrun
         for s in sources { s.links.remove(self) }
         for k in kernel { k.links.remove(self) }
         for o in observers { o.links.remove(self) }

@@ -39,14 +39,14 @@ public final class Loop: @unchecked Sendable {
     // MARK: guarded by the inbox's own mutex, any thread
     /// Queued blocks and the sleep handshake (see `Inbox`). Taken inside
     /// `lock` when both are needed, never the other way round.
-    let inbox = Guarded(Inbox())
+    let inbox = Locked(Inbox())
 
     // MARK: loop thread only
     /// The mode the epoll set was last built for.
     var registeredMode: Mode?
     var mainQueueRegistered = false
-    /// An empty array with capacity, swapped with `blocks` to drain it without allocating.
-    var spareBlocks: [QueuedBlock] = []
+    /// An empty buffer with capacity, swapped with the inbox's to drain it without allocating.
+    var spareBlocks = BlockBuffer()
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
@@ -154,11 +154,4 @@ public final class Loop: @unchecked Sendable {
     func wakeIfSleepingLocked() -> Bool {
         inbox.withLock { $0.signalIfSleeping() }
     }
-}
-
-/// A block queued by `perform(inModes:)`.
-struct QueuedBlock {
-    /// nil: the common modes.
-    let modes: [Loop.Mode]?
-    let work: @Sendable () -> Void
 }

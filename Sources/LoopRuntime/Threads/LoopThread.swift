@@ -72,7 +72,7 @@ public final class LoopThread: @unchecked Sendable {
     /// once the thread has stopped.
     @discardableResult
     public func perform(waitUntilDone: Bool = false, modes: [Loop.Mode]? = nil,
-                        _ block: @escaping @Sendable () -> Void) -> Bool {
+                        _ block: consuming @escaping @Sendable () -> Void) -> Bool {
         guard isRunning else { return false }
         if !waitUntilDone {
             loop.perform(inModes: modes, block)
@@ -83,8 +83,9 @@ public final class LoopThread: @unchecked Sendable {
             return true
         }
         let done = Latch()
+        let work = block  // a consuming parameter is mutable; the closure captures a constant
         loop.perform(inModes: modes) {
-            block()
+            work()
             done.open()
         }
         done.wait()
