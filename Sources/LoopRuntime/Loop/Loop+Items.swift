@@ -18,7 +18,7 @@ extension Loop {
             for k in common.kernelSources { items.add(k) }
             for t in common.timers { items.add(t) }
             for o in common.observers { items.add(o) }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -87,7 +87,7 @@ extension Loop {
                 common.kernelSources.append(source)
             }
             for m in targetsLocked(mode) { modeItemsLocked(m).add(source) }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -103,7 +103,7 @@ extension Loop {
                 unregisterLocked(source)
                 source.links.remove(self)
             }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
         }
     }
 
@@ -115,7 +115,7 @@ extension Loop {
 
     func kernelInterestChanged() {
         let write = lock.withLock { () -> Bool in
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -222,7 +222,7 @@ extension Loop {
             common.kernelSources.removeAll { $0 === source }
             for items in modes.values { items.remove(source) }
             unregisterLocked(source)
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
         }
     }
 

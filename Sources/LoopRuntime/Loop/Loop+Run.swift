@@ -58,8 +58,7 @@ extension Loop {
             if handledSource { runBlocks(mode: mode) }
 
             rebuildEpollSetIfNeeded(items)
-            let passNow = clock.now()
-            let mustNotBlock = handledSource || deadline.map { passNow >= $0 } ?? false
+            let mustNotBlock = handledSource || deadline.map { clock.now() >= $0 } ?? false
             let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
             events.removeAll(keepingCapacity: true)
 
@@ -79,9 +78,8 @@ extension Loop {
             }
 
             // Step 9: what woke us.
-            let now = clock.now()
             for e in events where e.token == Loop.timerToken { timerFD.drain() }
-            fireDueTimers(items, now: now, clock: clock)
+            fireDueTimers(items, clock: clock)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
 
@@ -139,7 +137,7 @@ extension Loop {
         let mode = items.mode
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !stopRequested && !kernelSetDirty
+        var mayBlock = !poll && !stopRequested && !kernelSetDirty.load(ordering: .acquiring)
         var wake: LoopInstant? = nil
         if mayBlock {
             var windows: [(LoopInstant, Duration)] = []
@@ -183,12 +181,10 @@ extension Loop {
                 box.wakeSignalled = false
             }
         }
-        // Drain the wake-up eventfd whenever it was seen readable, not only
-        // when this sleep's flag says a waker wrote it: a waker writes after
-        // releasing the lock, so its write can land after the loop woke for
-        // another reason. Left readable, it would make every later wait
-        // return at once.
-        if events.contains(where: { $0.token == Loop.wakeToken }) { wakeFD.drain() }
+        // The wake-up eventfd is edge-triggered and never drained: a write
+        // that lands after the loop woke for another reason (a waker writes
+        // after releasing the inbox) costs one early return from a later
+        // wait, never a stream of them.
     }
 
     private func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
@@ -199,10 +195,13 @@ extension Loop {
         }
     }
 
-    /// Fires the mode's timers due at `now`, earliest first; equal deadlines
+    /// Fires the mode's timers due now, earliest first; equal deadlines
     /// in creation order. Timers that come due while these run wait for the
-    /// next pass (R12).
-    private func fireDueTimers(_ items: ModeItems, now: LoopInstant, clock: LoopClock) {
+    /// next pass (R12). A mode without timers costs neither the lock nor a
+    /// clock read.
+    private func fireDueTimers(_ items: ModeItems, clock: LoopClock) {
+        guard items.hasTimers else { return }
+        let now = clock.now()
         var due: [TimerHeap.Entry] = []
         lock.withLock {
             while let top = items.timerHeap.liveTop(isLive: items.isLive), top.deadline <= now {
@@ -258,10 +257,10 @@ extension Loop {
     /// queue, R27). Sources of other modes are unwatched, so their readiness
     /// waits in the kernel until a run of their mode (R5).
     private func rebuildEpollSetIfNeeded(_ items: ModeItems) {
+        guard kernelSetDirty.load(ordering: .acquiring) || registeredMode != items.mode else { return }
         lock.lock()
         defer { lock.unlock() }
-        guard kernelSetDirty || registeredMode != items.mode else { return }
-        kernelSetDirty = false
+        kernelSetDirty.store(false, ordering: .relaxed)
         registeredMode = items.mode
         var wanted: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
         for s in items.kernelSources where s.isValid {

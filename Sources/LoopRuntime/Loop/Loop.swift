@@ -32,8 +32,6 @@ public final class Loop: @unchecked Sendable {
     var runningMode: Mode?
     /// The version-1 sources in the epoll set, by token.
     var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
-    /// Some mode's version-1 sources changed since the epoll set was built.
-    var kernelSetDirty = true
     var clockStorage: LoopClock = .system
 
     // MARK: guarded by the inbox's own mutex, any thread
@@ -63,6 +61,11 @@ public final class Loop: @unchecked Sendable {
     /// and read without it, so a pass knows when its cached
     /// `commonModeCache` is stale.
     let commonModeCount = Atomic<Int>(1)
+    /// Some mode's version-1 sources changed since the epoll set was built.
+    /// Set and cleared under `lock`; read without it so a pass skips the
+    /// lock when the set is current (the decision to sleep re-reads it
+    /// under the lock, so a change is never slept through).
+    let kernelSetDirty = Atomic<Bool>(true)
 
     static let wakeToken: UInt64 = 1
     static let timerToken: UInt64 = 2
@@ -74,7 +77,11 @@ public final class Loop: @unchecked Sendable {
         epoll = try Epoll()
         wakeFD = try EventFD()
         timerFD = try TimerFD()
-        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken)
+        // Edge-triggered: every write is one event, and the counter is never
+        // read back, which saves a read(2) per wake-up. Wakers write at most
+        // once per sleep, so the 64-bit counter cannot saturate (a saturated
+        // counter would stop producing edges).
+        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken, edgeTriggered: true)
         try epoll.add(timerFD.fd, interest: .readable, token: Loop.timerToken)
         lastTurnStamp.store(coarseMonotonicNanoseconds(), ordering: .relaxed)
     }
