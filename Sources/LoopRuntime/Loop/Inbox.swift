@@ -15,30 +15,43 @@ struct Inbox: ~Copyable {
     var wakeSignalled = false
     /// `wakeUp()` was called while the loop was awake: its next wait must not block.
     var wakeRequested = false
+    /// The loop is spinning before it sleeps (`Loop.spinBeforeSleeping`):
+    /// a waker pokes `Loop.spinPoke` instead of writing the eventfd.
+    var spinning = false
 
-    /// Queues a block; returns whether the caller must write the eventfd
-    /// (after unlocking): only the first producer to find the loop asleep does.
+    /// What a waker must do after unlocking.
+    enum Wake {
+        case nothing
+        /// Write the loop's eventfd: it sleeps.
+        case signal
+        /// Set `Loop.spinPoke`: it spins.
+        case poke
+    }
+
+    /// Queues a block; returns what the caller must do after unlocking:
+    /// only the first producer to find the loop asleep writes the eventfd.
     @inline(__always)
-    mutating func append(_ slot: consuming BlockBuffer.Slot, modes: [Loop.Mode]?) -> Bool {
+    mutating func append(_ slot: consuming BlockBuffer.Slot, modes: [Loop.Mode]?) -> Wake {
         blocks.append(slot, modes: modes)
         return signalIfSleeping()
     }
 
-    /// A wake-up for an asleep loop: returns whether the caller must write
-    /// the eventfd, which happens at most once per sleep.
+    /// A wake-up for an asleep (or spinning) loop: the eventfd is written
+    /// at most once per sleep.
     @inline(__always)
-    mutating func signalIfSleeping() -> Bool {
-        guard sleeping, !wakeSignalled else { return false }
+    mutating func signalIfSleeping() -> Wake {
+        if spinning { return .poke }
+        guard sleeping, !wakeSignalled else { return .nothing }
         wakeSignalled = true
-        return true
+        return .signal
     }
 
     /// `wakeUp()`: an asleep loop is signalled; an awake one will not block
-    /// in its next wait. Returns whether the caller must write the eventfd.
-    mutating func requestWake() -> Bool {
+    /// in its next wait.
+    mutating func requestWake() -> Wake {
         if sleeping { return signalIfSleeping() }
         wakeRequested = true
-        return false
+        return spinning ? .poke : .nothing
     }
 
     /// Whether a queued block may run in a pass of `mode`.

@@ -9,7 +9,7 @@ extension Loop {
         // inside a struct: as an optional's payload a bare closure would be
         // re-wrapped in a heap-allocated thunk.
         var handOff = Optional(BlockBuffer.Slot(work: block))
-        if inbox.withLock({ $0.append(handOff.take()!, modes: modes) }) { wakeFD.signal() }
+        deliver(inbox.withLock { $0.append(handOff.take()!, modes: modes) })
     }
 
     /// Whether a block queued for `modes` (nil: the common modes) may run in

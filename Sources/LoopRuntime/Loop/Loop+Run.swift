@@ -133,6 +133,10 @@ extension Loop {
     /// deadline, or a wake-up; with `poll`, only looks.
     private func sleep(into events: inout [ReadinessEvent], items: ModeItems, clock: LoopClock,
                        deadline: LoopInstant?, poll: Bool) {
+        if !poll, spinNanoseconds.load(ordering: .relaxed) > 0, case .system = clock,
+           spinBeforeSleep(into: &events, items: items, deadline: deadline) {
+            return  // descriptors became ready while spinning: handle them, no sleep
+        }
         lock.lock()
         let mode = items.mode
         // A version-1 source added (or re-aimed) since this pass rebuilt the
@@ -187,7 +191,7 @@ extension Loop {
         // wait, never a stream of them.
     }
 
-    private func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
+    func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
         do {
             try epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { events.append($0) }
         } catch {

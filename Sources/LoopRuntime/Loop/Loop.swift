@@ -66,6 +66,11 @@ public final class Loop: @unchecked Sendable {
     /// lock when the set is current (the decision to sleep re-reads it
     /// under the lock, so a change is never slept through).
     let kernelSetDirty = Atomic<Bool>(true)
+    /// `spinBeforeSleeping` in nanoseconds; 0: off.
+    let spinNanoseconds = Atomic<Int64>(0)
+    /// Set by a waker that found the loop spinning (`Inbox.spinning`);
+    /// cleared by the loop before it starts a spin.
+    let spinPoke = Atomic<Bool>(false)
 
     static let wakeToken: UInt64 = 1
     static let timerToken: UInt64 = 2
@@ -141,7 +146,17 @@ public final class Loop: @unchecked Sendable {
     /// Wakes the loop if it sleeps; if it is awake, its next wait returns at
     /// once (R19). Any thread.
     public func wakeUp() {
-        if inbox.withLock({ $0.requestWake() }) { wakeFD.signal() }
+        deliver(inbox.withLock { $0.requestWake() })
+    }
+
+    /// Carries out an inbox's wake decision, after its lock is released.
+    @inline(__always)
+    func deliver(_ wake: Inbox.Wake) {
+        switch wake {
+        case .nothing: break
+        case .signal: wakeFD.signal()
+        case .poke: spinPoke.store(true, ordering: .releasing)
+        }
     }
 
     /// Ends the innermost run after its remaining notifications (exit is
@@ -159,6 +174,12 @@ public final class Loop: @unchecked Sendable {
     /// decision or finds the loop asleep); returns whether the caller must
     /// write the eventfd after unlocking.
     func wakeIfSleepingLocked() -> Bool {
-        inbox.withLock { $0.signalIfSleeping() }
+        switch inbox.withLock({ $0.signalIfSleeping() }) {
+        case .nothing: return false
+        case .signal: return true
+        case .poke:
+            spinPoke.store(true, ordering: .releasing)
+            return false
+        }
     }
 }
