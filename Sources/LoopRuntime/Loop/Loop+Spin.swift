@@ -39,6 +39,8 @@ extension Loop {
     /// spin ran out or work was already queued: the caller then decides
     /// whether to sleep, under the lock as always.
     func spinBeforeSleep(into events: inout [ReadinessEvent], items: ModeItems, deadline: LoopInstant?) -> Bool {
+        // A source changed since the epoll set was built: this pass must poll, not wait.
+        if kernelSetDirty.load(ordering: .acquiring) { return false }
         let budget = UInt64(spinNanoseconds.load(ordering: .relaxed))
         var end = monotonicNanoseconds() &+ budget
         let mode = items.mode
