@@ -29,6 +29,10 @@ struct IdleBenchmark {
         lr.loop.add(observer, forMode: .common)
         let lrTID = SharedInt()
         lr.perform(waitUntilDone: true) { lrTID.set(Int(currentThreadID())) }
+        // The same with the opt-in spin: it spins once after its last block, then sleeps.
+        let lrSpin = LoopThread(name: "bench-idle-lrs", spinBeforeSleeping: spinForComparison)
+        let lrSpinTID = SharedInt()
+        lrSpin.perform(waitUntilDone: true) { lrSpinTID.set(Int(currentThreadID())) }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let nioTID = (try? group.next().submit { currentThreadID() }.wait()) ?? 0
@@ -51,12 +55,15 @@ struct IdleBenchmark {
 
         sleepSeconds(0.3)
         let before = watched.mapValues { (ThreadSample(tid: $0.tid), $0.passes?()) }
+        let spinBefore = ThreadSample(tid: Int32(lrSpinTID.value))
         let cpu0 = processCPUNanoseconds()
         sleepSeconds(seconds)
         let processCPU = processCPUNanoseconds() - cpu0
         let after = watched.mapValues { (ThreadSample(tid: $0.tid), $0.passes?()) }
+        let spinIdle = spinBefore.flatMap { b in ThreadSample(tid: Int32(lrSpinTID.value)).map { (b, $0) } }
 
         lr.stop()
+        lrSpin.stop()
         try? group.syncShutdownGracefully()
         cf.stop()
         raw.stop()
@@ -70,7 +77,18 @@ struct IdleBenchmark {
         }
 
         let rss = Subject.allCases.reduce(into: [Subject: RSSProbe.Result]()) { $0[$1] = RSSProbe.measure($1, threads: threadCount) }
-        return report(switches: switches, cpu: cpu, passes: passes, processCPU: processCPU, rss: rss)
+        let trickle = SpinCost(seconds: min(seconds, 2), interval: 0.001).measure()
+        var (table, checks) = report(switches: switches, cpu: cpu, passes: passes, processCPU: processCPU, rss: rss)
+        let spinLabel = "spinBeforeSleeping \(Format.micros(spinForComparison.nanoseconds))"
+        if let (b, a) = spinIdle {
+            table.add(what: "idle with opt-in \(spinLabel): context switches, CPU time",
+                      values: [.loopRuntime: "\(a.voluntarySwitches - b.voluntarySwitches), \(Format.micros(a.cpuNanoseconds - b.cpuNanoseconds))"],
+                      targets: a.voluntarySwitches == b.voluntarySwitches ? "no wake-ups" : "WOKE UP")
+        }
+        table.add(what: "a block every 1 ms: thread CPU per second, without / with \(spinLabel)",
+                  values: [.loopRuntime: "\(Format.fixed(trickle.plain * 100, 1))% / \(Format.fixed(trickle.spinning * 100, 1))% of a core"],
+                  targets: "(the spin's price)")
+        return (table, checks)
     }
 
     private func report(switches: [Subject: Int64], cpu: [Subject: Int64], passes: [Subject: Int], processCPU: Int64,

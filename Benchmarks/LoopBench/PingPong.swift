@@ -54,6 +54,7 @@ struct PingPongBenchmark {
     func run() -> (MarkdownTable, [TargetCheck]) {
         print("(b) ping-pong: \(rounds) round trips per subject, default scheduling then pinned …")
         var results: [String: [Subject: Result]] = [:]
+        var spinning: [String: Result] = [:]
         for pinned in [false, true] {
             let mode = pinned ? "pinned" : "default"
             if pinned { Affinity.pinAll(to: 0) }
@@ -61,6 +62,9 @@ struct PingPongBenchmark {
             var row: [Subject: Result] = [:]
             row[.loopRuntime] = withLanes(make: { LoopThreadLane(thread: LoopThread(name: "bench-pp-\($0)")) },
                                           stop: { $0.thread.stop() })
+            spinning[mode] = withLanes(make: {
+                LoopThreadLane(thread: LoopThread(name: "bench-pps-\($0)", spinBeforeSleeping: spinForComparison))
+            }, stop: { $0.thread.stop() })
             row[.dispatch] = withLanes(make: { DispatchLane(queue: DispatchQueue(label: "bench-pp-\($0)")) }, stop: { _ in })
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
             let loops = Array(group.makeIterator())
@@ -71,7 +75,7 @@ struct PingPongBenchmark {
             row[.raw] = withLanes(make: { RawLane(thread: RawLoopThread(name: "bench-pp-\($0)")) }, stop: { $0.thread.stop() })
             results[mode] = row
         }
-        return report(results)
+        return report(results, spinning: spinning)
     }
 
     private func withLanes<L: Lane>(make: (String) -> L, stop: (L) -> Void) -> Result {
@@ -89,7 +93,7 @@ struct PingPongBenchmark {
         return Result(samples: Percentiles(samples), coresBusy: Double(cpu) / Double(wall))
     }
 
-    private func report(_ results: [String: [Subject: Result]]) -> (MarkdownTable, [TargetCheck]) {
+    private func report(_ results: [String: [Subject: Result]], spinning: [String: Result]) -> (MarkdownTable, [TargetCheck]) {
         var table = MarkdownTable.subjects(title: "(b) ping-pong round trip between two resident threads")
         var checks: [TargetCheck] = []
         for mode in ["default", "pinned"] {
@@ -111,6 +115,14 @@ struct PingPongBenchmark {
                           ratios: ratios, targets: targets)
             }
             table.add(what: "cores busy during run, \(label)", values: row.mapValues { Format.fixed($0.coresBusy, 2) })
+            if let spin = spinning[mode] {
+                let nioRatio = "÷NIO \(Format.ratio(Double(spin.samples.p50) / Double(nio.samples.p50)))"
+                table.add(what: "round trip p50 / p99, \(label), opt-in spinBeforeSleeping \(Format.micros(spinForComparison.nanoseconds))",
+                          values: [.loopRuntime: "\(Format.micros(spin.samples.p50)) / \(Format.micros(spin.samples.p99))"],
+                          ratios: nioRatio, targets: "(opt-in, no target)")
+                table.add(what: "cores busy during run, \(label), with that spin",
+                          values: [.loopRuntime: Format.fixed(spin.coresBusy, 2)])
+            }
         }
         let counts = results["default"].map { row in
             Subject.allCases.map { "\($0.rawValue) \(row[$0]!.samples.count)" }.joined(separator: ", ")

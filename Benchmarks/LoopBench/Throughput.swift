@@ -22,6 +22,7 @@ struct ThroughputBenchmark {
         print("(a) throughput: \(blocks) blocks × up to \(repetitions) repetitions per subject …")
         let threadPerform = measureLoopThreadPerform()
         let loopPerform = measureLoopPerform()
+        let spinning = measureLoopThreadPerform(spin: spinForComparison)
         let dispatch = measureDispatch()
         let nio = measureNIO()
         let foundation = measureFoundation()
@@ -56,10 +57,14 @@ struct ThroughputBenchmark {
         values[.loopRuntime] = Format.rate(lrLoop)
         table.add(what: "loop.perform { }", values: values,
                   ratios: ratios(lrLoop), targets: loopChecks.map(\.short).joined(separator: " · "))
+        let lrSpin = median(spinning)
+        table.add(what: "LoopThread.perform, opt-in spinBeforeSleeping \(Format.micros(spinForComparison.nanoseconds))",
+                  values: [.loopRuntime: Format.rate(lrSpin)], ratios: ratios(lrSpin), targets: "(opt-in, no target)")
         let spread = { (r: Rates) in "\(r.count)× \(Format.rate(r.min()!))–\(Format.rate(r.max()!))" }
         table.notes = [
             "Median blocks/s of repetitions; ratio = LoopRuntime ÷ peer (> 1: LoopRuntime faster).",
             "Runs, min–max: LoopThread.perform \(spread(threadPerform)); loop.perform \(spread(loopPerform)); "
+                + "with spin \(spread(spinning)); "
                 + "Dispatch \(spread(dispatch)); NIO \(spread(nio)); Foundation \(spread(foundation)); raw \(spread(raw)).",
             "Dispatch: DispatchQueue(label:) serial, .async. NIO: 1-thread MultiThreadedEventLoopGroup, execute. "
                 + "Foundation: RunLoop.perform(inModes: [.common]) + CFRunLoopWakeUp per block. "
@@ -93,8 +98,8 @@ struct ThroughputBenchmark {
 
     // MARK: - Subjects (each loop calls its API directly: no per-block indirection)
 
-    private func measureLoopThreadPerform() -> Rates {
-        let worker = LoopThread(name: "bench-lr")
+    private func measureLoopThreadPerform(spin: Duration = .zero) -> Rates {
+        let worker = LoopThread(name: "bench-lr", spinBeforeSleeping: spin)
         defer { worker.stop() }
         return measure { count, last in
             for _ in 1..<count { worker.perform(waitUntilDone: false) {} }

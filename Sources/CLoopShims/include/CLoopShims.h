@@ -39,6 +39,15 @@ int cloop_spawn(const char *path, char *const argv[], char *const envp[], const 
 int cloop_pipe(int fds[2]);
 /// gettid(2).
 pid_t cloop_gettid(void);
+/// The CPU's spin-wait hint (x86 `pause`, Arm `yield`): one iteration of a
+/// busy-wait that is kinder to a sibling hyperthread and to power.
+static inline void cloop_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 /// One readiness event, unpacked.
 typedef struct {

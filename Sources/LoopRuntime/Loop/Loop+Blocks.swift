@@ -3,67 +3,86 @@ extension Loop {
     /// run in one of `modes` (nil: the common modes), waking the loop if it
     /// sleeps (R19). Blocks run in the order they were queued; a block whose
     /// modes are not running waits (R24). Any thread.
-    public func perform(inModes modes: [Mode]? = nil, _ block: @escaping @Sendable () -> Void) {
-        lock.lock()
-        blocks.append(QueuedBlock(modes: modes, work: block))
-        let write = sleeping && !wakeSignalled
-        if write { wakeSignalled = true }
-        lock.unlock()
-        if write { wakeFD.signal() }
+    public func perform(inModes modes: [Mode]? = nil, _ block: consuming @escaping @Sendable () -> Void) {
+        // Only the inbox's mutex: a producer never waits for the loop's lock.
+        // The block moves into the queue (no retain of its context here),
+        // inside a struct: as an optional's payload a bare closure would be
+        // re-wrapped in a heap-allocated thunk.
+        var handOff = Optional(BlockBuffer.Slot(work: block))
+        deliver(inbox.withLock { $0.append(handOff.take()!, modes: modes) })
     }
 
-    /// Whether `block` may run in a pass of `mode`. `modeIsCommon`: `mode` is
-    /// in the common set.
+    /// Whether a block queued for `modes` (nil: the common modes) may run in
+    /// a pass of `mode`. `modeIsCommon`: `mode` is in the common set.
     @inline(__always)
-    static func admits(_ block: QueuedBlock, mode: Mode, modeIsCommon: Bool) -> Bool {
-        guard let modes = block.modes else { return modeIsCommon }
+    static func admits(_ modes: [Mode]?, mode: Mode, modeIsCommon: Bool) -> Bool {
+        guard let modes else { return modeIsCommon }
         for m in modes where m == mode || (m == .common && modeIsCommon) { return true }
         return false
     }
 
-    /// Whether a block waits for `mode`. Lock held.
-    func hasBlocksLocked(for mode: Mode) -> Bool {
-        guard !blocks.isEmpty else { return false }
+    /// Whether `mode` is in the common set. Loop thread only; takes the lock
+    /// only when the set grew since the last answer, or for another mode.
+    func isCommonMode(_ mode: Mode) -> Bool {
+        if let c = commonModeCache, c.count == commonModeCount.load(ordering: .acquiring), c.mode == mode {
+            return c.isCommon
+        }
+        return lock.withLock { isCommonModeLocked(mode) }
+    }
+
+    /// `isCommonMode(_:)` with the lock already held. Loop thread only.
+    func isCommonModeLocked(_ mode: Mode) -> Bool {
+        let count = commonModes.count
+        if let c = commonModeCache, c.count == count, c.mode == mode { return c.isCommon }
         let isCommon = commonModes.contains(mode)
-        return blocks.contains { Loop.admits($0, mode: mode, modeIsCommon: isCommon) }
+        commonModeCache = (mode, count, isCommon)
+        return isCommon
+    }
+
+    /// Whether a block waits for `mode`. Lock held; loop thread only.
+    func hasBlocksLocked(for mode: Mode) -> Bool {
+        let isCommon = isCommonModeLocked(mode)
+        return inbox.withLock { $0.hasBlocks(for: mode, modeIsCommon: isCommon) }
     }
 
     /// Runs every queued block that `mode` admits, in order; the rest stay
-    /// queued, ahead of blocks queued meanwhile. Returns whether any ran.
+    /// queued, ahead of blocks queued meanwhile. Blocks queued while these
+    /// run wait for the next call (R23: one pass takes what was queued when
+    /// it looked). Returns whether any ran.
     @discardableResult
     func runBlocks(mode: Mode) -> Bool {
-        var taken: [QueuedBlock] = []
+        // The whole queue is swapped out in one step for an empty buffer
+        // that kept its capacity from the last drain, so producers never
+        // wait while blocks run and a steady stream allocates nothing.
+        var taken = BlockBuffer()
         swap(&taken, &spareBlocks)
-        lock.lock()
-        if blocks.isEmpty {
-            lock.unlock()
+        inbox.withLock { swap(&taken, &$0.blocks) }
+        if taken.isEmpty {
             swap(&taken, &spareBlocks)
             return false
         }
-        swap(&taken, &blocks)
-        let isCommon = commonModes.contains(mode)
-        lock.unlock()
+        let isCommon = isCommonMode(mode)
 
-        var held: [QueuedBlock] = []
+        var held = BlockBuffer()
         var ran = 0
         // One callout stamp per 64 blocks instead of per block: reading the
         // clock per block costs a tenth of a tiny block's time, and a stall
         // worth reporting lasts seconds, not 64 blocks.
         let outer = calloutStart.load(ordering: .relaxed)
-        for block in taken {
-            if Loop.admits(block, mode: mode, modeIsCommon: isCommon) {
+        while !taken.isEmpty {
+            let (work, modes) = taken.take()
+            if Loop.admits(modes, mode: mode, modeIsCommon: isCommon) {
                 if ran & 63 == 0 { calloutStart.store(coarseMonotonicNanoseconds(), ordering: .relaxed) }
                 ran &+= 1
-                block.work()
+                work()
             } else {
-                held.append(block)
+                held.append(work, modes: modes)
             }
         }
         calloutStart.store(outer, ordering: .relaxed)
-        taken.removeAll(keepingCapacity: true)
-        if spareBlocks.capacity < taken.capacity { spareBlocks = taken }
+        if spareBlocks.capacity < taken.capacity { swap(&taken, &spareBlocks) }
         if !held.isEmpty {
-            lock.withLock { blocks.insert(contentsOf: held, at: 0) }
+            inbox.withLock { $0.blocks.prepend(&held) }
         }
         return ran > 0
     }

@@ -21,7 +21,9 @@ extension Loop: CustomStringConvertible {
             for mode in modes.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                 let items = modes[mode]!
                 out += "\t<LoopMode> {name = \(mode.rawValue), "
-                out += "blocks pending = \(blocks.count { Loop.admits($0, mode: mode, modeIsCommon: commonModes.contains(mode)) })\n"
+                let isCommon = commonModes.contains(mode)
+                let pending = inbox.withLock { $0.blocks.admittedCount(mode: mode, modeIsCommon: isCommon) }
+                out += "blocks pending = \(pending)\n"
                 out += "\tsources0 = {\n"
                 for (i, s) in items.sources.enumerated() { out += "\t\t\(i) : \(describe(s))\n" }
                 out += "\t},\n\tsources1 = {\n"

@@ -12,12 +12,13 @@ extension Loop {
         let write = lock.withLock { () -> Bool in
             guard !commonModes.contains(mode) else { return false }
             commonModes.append(mode)
+            commonModeCount.store(commonModes.count, ordering: .releasing)
             let items = modeItemsLocked(mode)
             for s in common.sources where items.add(s) { scheduled.append(s) }
             for k in common.kernelSources { items.add(k) }
             for t in common.timers { items.add(t) }
             for o in common.observers { items.add(o) }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -87,7 +88,7 @@ extension Loop {
                 common.kernelSources.append(source)
             }
             for m in targetsLocked(mode) { modeItemsLocked(m).add(source) }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -103,7 +104,7 @@ extension Loop {
                 unregisterLocked(source)
                 source.links.remove(self)
             }
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
         }
         source.releaseOwnerIfUnlinked()
     }
@@ -116,7 +117,7 @@ extension Loop {
 
     func kernelInterestChanged() {
         let write = lock.withLock { () -> Bool in
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
         if write { wakeFD.signal() }
@@ -223,7 +224,7 @@ extension Loop {
             common.kernelSources.removeAll { $0 === source }
             for items in modes.values { items.remove(source) }
             unregisterLocked(source)
-            kernelSetDirty = true
+            kernelSetDirty.store(true, ordering: .releasing)
         }
     }
 
@@ -258,9 +259,12 @@ extension Loop {
             for source in k { unregisterLocked(source) }
             modes.removeAll()
             common = CommonItems()
-            blocks.removeAll()
             return (s, k, t, o)
         }
+        // Dropped outside both locks: releasing a block may run a deinit.
+        var unrun = BlockBuffer()
+        inbox.withLock { swap(&unrun, &$0.blocks) }
+        _ = consume unrun
         for s in sources { s.links.remove(self) }
         for k in kernel {
             k.links.remove(self)

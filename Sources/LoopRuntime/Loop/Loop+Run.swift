@@ -58,8 +58,7 @@ extension Loop {
             if handledSource { runBlocks(mode: mode) }
 
             rebuildEpollSetIfNeeded(items)
-            let passNow = clock.now()
-            let mustNotBlock = handledSource || deadline.map { passNow >= $0 } ?? false
+            let mustNotBlock = handledSource || deadline.map { clock.now() >= $0 } ?? false
             let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
             events.removeAll(keepingCapacity: true)
 
@@ -79,9 +78,8 @@ extension Loop {
             }
 
             // Step 9: what woke us.
-            let now = clock.now()
             for e in events where e.token == Loop.timerToken { timerFD.drain() }
-            fireDueTimers(items, now: now, clock: clock)
+            fireDueTimers(items, clock: clock)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
 
@@ -135,12 +133,15 @@ extension Loop {
     /// deadline, or a wake-up; with `poll`, only looks.
     private func sleep(into events: inout [ReadinessEvent], items: ModeItems, clock: LoopClock,
                        deadline: LoopInstant?, poll: Bool) {
+        if !poll, spinNanoseconds.load(ordering: .relaxed) > 0, case .system = clock,
+           spinBeforeSleep(into: &events, items: items, deadline: deadline) {
+            return  // descriptors became ready while spinning: handle them, no sleep
+        }
         lock.lock()
         let mode = items.mode
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !wakeRequested && !stopRequested && !kernelSetDirty && !hasBlocksLocked(for: mode)
-        wakeRequested = false
+        var mayBlock = !poll && !stopRequested && !kernelSetDirty.load(ordering: .acquiring)
         var wake: LoopInstant? = nil
         if mayBlock {
             var windows: [(LoopInstant, Duration)] = []
@@ -158,9 +159,18 @@ extension Loop {
             // would write the eventfd for an awake loop.
             if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
         }
-        if mayBlock {
-            sleeping = true
-            wakeSignalled = false
+        // The inbox decides last, inside the lock: a block queued or a
+        // wake-up asked for before this point keeps the loop awake; one
+        // after it finds `sleeping` set and writes the eventfd.
+        let isCommon = isCommonModeLocked(mode)
+        mayBlock = inbox.withLock { box in
+            let block = mayBlock && !box.wakeRequested && !box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            box.wakeRequested = false
+            if block {
+                box.sleeping = true
+                box.wakeSignalled = false
+            }
+            return block
         }
         lock.unlock()
 
@@ -170,20 +180,18 @@ extension Loop {
         if mayBlock {
             waitingFlag.store(false, ordering: .releasing)
             wakeUps.wrappingAdd(1, ordering: .relaxed)
-            lock.withLock {
-                sleeping = false
-                wakeSignalled = false
+            inbox.withLock { box in
+                box.sleeping = false
+                box.wakeSignalled = false
             }
         }
-        // Drain the wake-up eventfd whenever it was seen readable, not only
-        // when this sleep's flag says a waker wrote it: a waker writes after
-        // releasing the lock, so its write can land after the loop woke for
-        // another reason. Left readable, it would make every later wait
-        // return at once.
-        if events.contains(where: { $0.token == Loop.wakeToken }) { wakeFD.drain() }
+        // The wake-up eventfd is edge-triggered and never drained: a write
+        // that lands after the loop woke for another reason (a waker writes
+        // after releasing the inbox) costs one early return from a later
+        // wait, never a stream of them.
     }
 
-    private func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
+    func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
         do {
             try epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { events.append($0) }
         } catch {
@@ -191,10 +199,13 @@ extension Loop {
         }
     }
 
-    /// Fires the mode's timers due at `now`, earliest first; equal deadlines
+    /// Fires the mode's timers due now, earliest first; equal deadlines
     /// in creation order. Timers that come due while these run wait for the
-    /// next pass (R12).
-    private func fireDueTimers(_ items: ModeItems, now: LoopInstant, clock: LoopClock) {
+    /// next pass (R12). A mode without timers costs neither the lock nor a
+    /// clock read.
+    private func fireDueTimers(_ items: ModeItems, clock: LoopClock) {
+        guard items.hasTimers else { return }
+        let now = clock.now()
         var due: [TimerHeap.Entry] = []
         lock.withLock {
             while let top = items.timerHeap.liveTop(isLive: items.isLive), top.deadline <= now {
@@ -250,10 +261,10 @@ extension Loop {
     /// queue, R27). Sources of other modes are unwatched, so their readiness
     /// waits in the kernel until a run of their mode (R5).
     private func rebuildEpollSetIfNeeded(_ items: ModeItems) {
+        guard kernelSetDirty.load(ordering: .acquiring) || registeredMode != items.mode else { return }
         lock.lock()
         defer { lock.unlock() }
-        guard kernelSetDirty || registeredMode != items.mode else { return }
-        kernelSetDirty = false
+        kernelSetDirty.store(false, ordering: .relaxed)
         registeredMode = items.mode
         var wanted: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
         for s in items.kernelSources where s.isValid {

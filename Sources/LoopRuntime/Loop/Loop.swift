@@ -27,29 +27,27 @@ public final class Loop: @unchecked Sendable {
     /// The common set (R7), in the order modes joined it.
     var commonModes: [Mode] = [.default]
     var common = CommonItems()
-    /// Blocks waiting for a pass of an admitting mode, in submission order.
-    var blocks: [QueuedBlock] = []
-    /// The loop is in, or committed to entering, a blocking wait.
-    var sleeping = false
-    /// The wake eventfd was written during the current sleep.
-    var wakeSignalled = false
-    /// `wakeUp()` was called while the loop was awake: its next wait must not block.
-    var wakeRequested = false
     var stopRequested = false
     /// The innermost running mode.
     var runningMode: Mode?
     /// The version-1 sources in the epoll set, by token.
     var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
-    /// Some mode's version-1 sources changed since the epoll set was built.
-    var kernelSetDirty = true
     var clockStorage: LoopClock = .system
+
+    // MARK: guarded by the inbox's own mutex, any thread
+    /// Queued blocks and the sleep handshake (see `Inbox`). Taken inside
+    /// `lock` when both are needed, never the other way round.
+    let inbox = Locked(Inbox())
 
     // MARK: loop thread only
     /// The mode the epoll set was last built for.
     var registeredMode: Mode?
     var mainQueueRegistered = false
-    /// An empty array with capacity, swapped with `blocks` to drain it without allocating.
-    var spareBlocks: [QueuedBlock] = []
+    /// An empty buffer with capacity, swapped with the inbox's to drain it without allocating.
+    var spareBlocks = BlockBuffer()
+    /// The latest answer to "is this mode in the common set?", valid while
+    /// `commonModeCount` still equals `count` (the set only grows).
+    var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
     var runDepth = 0
 
     // MARK: atomics, any thread
@@ -59,6 +57,20 @@ public final class Loop: @unchecked Sendable {
     /// Coarse monotonic nanoseconds of the latest pass.
     let lastTurnStamp = Atomic<UInt64>(0)
     let wakeUps = Atomic<UInt64>(0)
+    /// How many modes `commonModes` holds, stored under `lock` when it grows
+    /// and read without it, so a pass knows when its cached
+    /// `commonModeCache` is stale.
+    let commonModeCount = Atomic<Int>(1)
+    /// Some mode's version-1 sources changed since the epoll set was built.
+    /// Set and cleared under `lock`; read without it so a pass skips the
+    /// lock when the set is current (the decision to sleep re-reads it
+    /// under the lock, so a change is never slept through).
+    let kernelSetDirty = Atomic<Bool>(true)
+    /// `spinBeforeSleeping` in nanoseconds; 0: off.
+    let spinNanoseconds = Atomic<Int64>(0)
+    /// Set by a waker that found the loop spinning (`Inbox.spinning`);
+    /// cleared by the loop before it starts a spin.
+    let spinPoke = Atomic<Bool>(false)
 
     static let wakeToken: UInt64 = 1
     static let timerToken: UInt64 = 2
@@ -70,7 +82,11 @@ public final class Loop: @unchecked Sendable {
         epoll = try Epoll()
         wakeFD = try EventFD()
         timerFD = try TimerFD()
-        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken)
+        // Edge-triggered: every write is one event, and the counter is never
+        // read back, which saves a read(2) per wake-up. Wakers write at most
+        // once per sleep, so the 64-bit counter cannot saturate (a saturated
+        // counter would stop producing edges).
+        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken, edgeTriggered: true)
         try epoll.add(timerFD.fd, interest: .readable, token: Loop.timerToken)
         lastTurnStamp.store(coarseMonotonicNanoseconds(), ordering: .relaxed)
     }
@@ -130,16 +146,17 @@ public final class Loop: @unchecked Sendable {
     /// Wakes the loop if it sleeps; if it is awake, its next wait returns at
     /// once (R19). Any thread.
     public func wakeUp() {
-        let write = lock.withLock { () -> Bool in
-            if sleeping {
-                if wakeSignalled { return false }
-                wakeSignalled = true
-                return true
-            }
-            wakeRequested = true
-            return false
+        deliver(inbox.withLock { $0.requestWake() })
+    }
+
+    /// Carries out an inbox's wake decision, after its lock is released.
+    @inline(__always)
+    func deliver(_ wake: Inbox.Wake) {
+        switch wake {
+        case .nothing: break
+        case .signal: wakeFD.signal()
+        case .poke: spinPoke.store(true, ordering: .releasing)
         }
-        if write { wakeFD.signal() }
     }
 
     /// Ends the innermost run after its remaining notifications (exit is
@@ -152,18 +169,17 @@ public final class Loop: @unchecked Sendable {
 
     /// Wakes the loop only if it is asleep: for changes that matter to a
     /// sleeping loop (a new timer, a new source) but that an awake loop sees
-    /// on its own before it sleeps. Call with the lock held; returns whether
-    /// the caller must write the eventfd after unlocking.
+    /// on its own before it sleeps. Call with the lock held (the loop
+    /// decides to sleep under it, so the change is either seen by that
+    /// decision or finds the loop asleep); returns whether the caller must
+    /// write the eventfd after unlocking.
     func wakeIfSleepingLocked() -> Bool {
-        guard sleeping, !wakeSignalled else { return false }
-        wakeSignalled = true
-        return true
+        switch inbox.withLock({ $0.signalIfSleeping() }) {
+        case .nothing: return false
+        case .signal: return true
+        case .poke:
+            spinPoke.store(true, ordering: .releasing)
+            return false
+        }
     }
-}
-
-/// A block queued by `perform(inModes:)`.
-struct QueuedBlock {
-    /// nil: the common modes.
-    let modes: [Loop.Mode]?
-    let work: @Sendable () -> Void
 }

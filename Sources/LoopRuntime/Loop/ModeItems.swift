@@ -21,9 +21,13 @@ final class ModeItems {
     private let observedBits = Atomic<UInt32>(0)
     /// How many version-0 sources the mode has, read the same way.
     private let sourceCount = Atomic<Int>(0)
+    /// How many timers the mode has, read the same way: a pass of a mode
+    /// without timers neither takes the lock for them nor reads the clock.
+    private let timerCount = Atomic<Int>(0)
 
     var observedActivities: Loop.Activity { Loop.Activity(rawValue: observedBits.load(ordering: .acquiring)) }
     var hasVersion0Sources: Bool { sourceCount.load(ordering: .acquiring) > 0 }
+    var hasTimers: Bool { timerCount.load(ordering: .acquiring) > 0 }
 
     init(mode: Loop.Mode) { self.mode = mode }
 
@@ -67,6 +71,7 @@ final class ModeItems {
     @discardableResult
     func add(_ t: LoopTimer) -> Bool {
         guard timers.updateValue(t, forKey: ObjectIdentifier(t)) == nil else { return false }
+        timerCount.store(timers.count, ordering: .releasing)
         if let e = t.heapEntry() { timerHeap.push(e) }
         return true
     }
@@ -74,6 +79,7 @@ final class ModeItems {
     @discardableResult
     func remove(_ t: LoopTimer) -> Bool {
         guard timers.removeValue(forKey: ObjectIdentifier(t)) != nil else { return false }
+        timerCount.store(timers.count, ordering: .releasing)
         // Its heap entries go stale (isLive checks membership); rebuild the
         // heap only when stale entries dominate, so mass removal stays linear.
         if timerHeap.entries.count > 2 * timers.count + 16 { timerHeap.compact(isLive: isLive) }

@@ -41,9 +41,13 @@ final class Epoll: @unchecked Sendable {
         closeDescriptor(fd)
     }
 
-    func add(_ target: Int32, interest: IOInterest, token: UInt64) throws(PlatformError) {
+    /// Watches `target`. `edgeTriggered`: report each new readiness once
+    /// instead of for as long as it lasts (for the loop's own wake-up
+    /// eventfd, which then needs no read to rearm).
+    func add(_ target: Int32, interest: IOInterest, token: UInt64, edgeTriggered: Bool = false) throws(PlatformError) {
+        let events = interest.rawValue | (edgeTriggered ? UInt32(EPOLLET.rawValue) : 0)
         _ = try syscallRetrying("epoll_ctl(ADD)") {
-            cloop_epoll_ctl(fd, EPOLL_CTL_ADD, target, interest.rawValue, token)
+            cloop_epoll_ctl(fd, EPOLL_CTL_ADD, target, events, token)
         }
     }
 
