@@ -1,0 +1,83 @@
+import Glibc
+import Logging
+import Testing
+@testable import LoopdCore
+
+/// loopd's records skip swift-log's metadata dictionary when the handler is
+/// one of loopd's own (`DirectLogHandler`); what reaches stderr or the
+/// journal must not change.
+@Suite struct DirectLogTests {
+    static let fields: [(LogField, String)] = [
+        (.jobID, "m3k2x9a1-17"), (.worker, "w1"), (.action, "echo"), (.durationUsec, "42"),
+        (.result, "completed"), (.clientUID, "1000"),
+    ]
+
+    /// The event swift-log hands a handler for the same record.
+    static func event(_ level: Logger.Level, _ message: String, _ fields: [(LogField, String)], id: MessageID?) -> LogEvent {
+        var metadata: Logger.Metadata = [:]
+        for (k, v) in fields { metadata[k.rawValue] = .string(v) }
+        if let id { metadata["MESSAGE_ID"] = .string(id.rawValue) }
+        return LogEvent(level: level, message: "\(message)", metadata: metadata, source: "loopd",
+                        file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+    }
+
+    /// What a pipe received so far (non-blocking read end).
+    static func drain(_ fd: Int32) -> String {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            out += chunk[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func stderrLinesAreUnchanged() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        for (level, id) in [(Logger.Level.info, MessageID.jobFinished), (.warning, .jobFailed)] {
+            log(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id)
+            let direct = Self.drain(fds[0])
+            handler.log(event: Self.event(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id))
+            let generic = Self.drain(fds[0])
+            #expect(direct == generic)
+            #expect(direct.hasPrefix("loopd \(level.rawValue): job m3k2x9a1-17 (echo) completed on w1 ACTION=echo CLIENT_UID=1000"))
+        }
+        // Below the handler's level nothing is written.
+        log(.debug, "not shown", Self.fields)
+        #expect(Self.drain(fds[0]) == "")
+    }
+
+    @Test func journalEntriesAreUnchanged() {
+        let handler = JournalLogHandler(identifier: "loopd")
+        for id in [MessageID.jobFinished, nil] {
+            let entry = handler.entry(level: .info, message: "job x done", fields: Self.fields, id: id,
+                                      file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+            var direct: [String] = []
+            var start = 0
+            for end in entry.ends {
+                direct.append(String(decoding: entry.buffer[start..<end], as: UTF8.self))
+                start = end
+            }
+            let generic = handler.fields(of: Self.event(.info, "job x done", Self.fields, id: id))
+            #expect(direct.sorted() == generic.sorted())
+        }
+    }
+
+    @Test func handlersWithMetadataGoThroughSwiftLog() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        var handler = StderrLogHandler(fileDescriptor: fds[1])
+        handler.metadata["HOST"] = "a"
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        log(.info, "hello", [(.worker, "w1")])
+        #expect(Self.drain(fds[0]) == "loopd info: hello HOST=a WORKER=w1\n")
+    }
+}
