@@ -21,19 +21,56 @@ public enum JobState: String, Sendable, CaseIterable {
 public enum Response {
     /// `{"id":…,"ok":true,…fields}` as one line with its newline.
     public static func ok(id: RequestID?, _ fields: [(String, JSON)] = []) -> String {
-        var members: [(String, JSON)] = [("id", id?.json ?? .null), ("ok", .bool(true))]
-        members.append(contentsOf: fields)
-        var line = JSON.object(members).serialized()
-        line += "\n"
-        return line
+        var line: [UInt8] = []
+        ok(id: id, fields, into: &line)
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}` as one line with its newline.
     public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = []) -> String {
-        var members: [(String, JSON)] = [("id", id?.json ?? .null), ("ok", .bool(false)), ("error", error.json)]
-        members.append(contentsOf: fields)
-        var line = JSON.object(members).serialized()
-        line += "\n"
-        return line
+        var line: [UInt8] = []
+        self.error(id: id, error, fields, into: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+}
+
+extension Response {
+    /// Appends `ok(id:_:)`'s line, newline included, to `out`.
+    public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+        begin(id: id, ok: true, into: &out)
+        finish(fields, into: &out)
+    }
+
+    /// Appends `error(id:_:_:)`'s line, newline included, to `out`.
+    public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+        begin(id: id, ok: false, into: &out)
+        JSON.append(#","error":{"code":"#, to: &out)
+        JSON.writeString(error.code.rawValue, into: &out)
+        JSON.append(#","message":"#, to: &out)
+        JSON.writeString(error.message, into: &out)
+        out.append(UInt8(ascii: "}"))
+        finish(fields, into: &out)
+    }
+
+    /// `{"id":…,"ok":…` (what `JSON.object` writes for those two members).
+    private static func begin(id: RequestID?, ok: Bool, into out: inout [UInt8]) {
+        JSON.append(#"{"id":"#, to: &out)
+        switch id {
+        case nil: JSON.append("null", to: &out)
+        case .string(let s)?: JSON.writeString(s, into: &out)
+        case .integer(let n)?: JSON.writeInteger(n, into: &out)
+        }
+        JSON.append(ok ? #","ok":true"# : #","ok":false"#, to: &out)
+    }
+
+    /// `,"name":value` for each field, then `}` and the newline.
+    private static func finish(_ fields: [(String, JSON)], into out: inout [UInt8]) {
+        for (name, value) in fields {
+            out.append(UInt8(ascii: ","))
+            JSON.writeString(name, into: &out)
+            out.append(UInt8(ascii: ":"))
+            value.write(into: &out)
+        }
+        JSON.append("}\n", to: &out)
     }
 }

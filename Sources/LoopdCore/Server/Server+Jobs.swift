@@ -23,10 +23,10 @@ extension Server {
                 job.awaitingCommit = true
                 awaitingCommit.append((job, nil, id))
                 job.worker.heldForCommit += 1
-                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
+                if !s.wait { c.sendOK(id: id, job.replyFields(includeDetails: false)) }
             } else {
                 job.worker.dispatch(job)
-                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
+                if !s.wait { c.sendOK(id: id, job.replyFields(includeDetails: false)) }
             }
         } catch {
             c.send(Response.error(id: id, error))
@@ -77,7 +77,7 @@ extension Server {
             for (job, connection, id) in batch where job.awaitingCommit {
                 job.awaitingCommit = false
                 job.worker.dispatch(job)
-                connection?.send(Response.ok(id: id, job.replyFields(includeDetails: false)))
+                connection?.sendOK(id: id, job.replyFields(includeDetails: false))
             }
             // Expires finished jobs past retention and rewrites a mostly dead
             // log; without this the log and its in-memory state grew for the
@@ -146,10 +146,10 @@ extension Server {
             c.pendingReplies -= 1
             var fields = job.replyFields(includeDetails: false)
             if let e = job.error {
-                c.send(Response.error(id: id, e, fields))
+                c.sendError(id: id, e, fields)
             } else {
                 fields.removeAll { $0.0 == "id" }
-                c.send(Response.ok(id: id, fields))
+                c.sendOK(id: id, fields)
             }
             c.closeIfDone()
         }
