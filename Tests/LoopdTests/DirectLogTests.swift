@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
@@ -51,6 +52,34 @@ import Testing
         // Below the handler's level nothing is written.
         log(.debug, "not shown", Self.fields)
         #expect(Self.drain(fds[0]) == "")
+    }
+
+    /// The job-end record, formatted from its parts, is the line the
+    /// generic path writes for its text and fields.
+    @Test func jobEndLinesAreUnchanged() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        let records = [
+            JobEndRecord(jobID: "m3k2x9a1-17", worker: "w1", action: "noop", durationUsec: 0, state: .completed,
+                         error: nil, clientUID: 0),
+            JobEndRecord(jobID: "j-2", worker: "w2", action: "fail", durationUsec: 18_446_744_073_709_551_615, state: .failed,
+                         error: ProtocolError(.jobFailed, "it failed"), clientUID: 4_294_967_295),
+            JobEndRecord(jobID: "j-3", worker: "wörker", action: "sleep", durationUsec: 1234, state: .cancelled,
+                         error: ProtocolError(.cancelled, "cancelled"), clientUID: 1000),
+        ]
+        for r in records {
+            log.jobEnded(r)
+            let direct = Self.drain(fds[0])
+            handler.log(event: Self.event(r.level, r.message, r.fields, id: r.messageID))
+            #expect(direct == Self.drain(fds[0]))
+        }
+        #expect(records[0].message == "job m3k2x9a1-17 (noop) completed on w1")
+        #expect(records[1].message == "job j-2 (fail) failed: it failed" && records[1].level == .warning)
+        #expect(records[2].result == "cancelled" && records[2].level == .info)
     }
 
     @Test func journalEntriesAreUnchanged() {

@@ -23,7 +23,7 @@ public struct DaemonLogger: Sendable {
     /// of its own: records then skip swift-log's metadata dictionary (one
     /// is written per job, so this is on the hot path). Kept in step with
     /// `logger` by its `didSet`.
-    private var direct: (any DirectLogHandler)?
+    private(set) var direct: (any DirectLogHandler)?
 
     public init(_ logger: Logger) {
         self.logger = logger

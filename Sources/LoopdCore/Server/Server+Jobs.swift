@@ -133,15 +133,8 @@ extension Server {
                                                 resultJSON: (job.result ?? .object([])).serialized(),
                                                 finishedAt: unixMilliseconds()))
         }
-        let fields: [(LogField, String)] = [
-            (.jobID, job.id), (.worker, worker.name), (.action, job.request.action), (.durationUsec, String(micros)),
-            (.result, job.error?.code.rawValue ?? state.rawValue), (.clientUID, String(job.clientUID)),
-        ]
-        if state == .failed {
-            log(.warning, "job \(job.id) (\(job.request.action)) failed: \(job.error?.message ?? "")", fields, id: .jobFailed)
-        } else {
-            log(.info, "job \(job.id) (\(job.request.action)) \(state.rawValue) on \(worker.name)", fields, id: .jobFinished)
-        }
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: worker.name, action: job.request.action, durationUsec: micros,
+                                  state: state, error: job.error, clientUID: job.clientUID))
         for (c, id) in job.waiters {
             c.pendingReplies -= 1
             var fields = job.replyFields(includeDetails: false)

@@ -15,6 +15,8 @@ protocol DirectLogHandler: LogHandler {
     /// the MESSAGE_ID field.
     func writeRecord(level: Logger.Level, message: String, fields: [(LogField, String)], id: MessageID?,
                file: String, function: String, line: UInt)
+    /// Writes the record of a job's end (a default writes it as any record).
+    func writeJobEnd(_ record: JobEndRecord, file: String, function: String, line: UInt)
 }
 
 extension LogField {
@@ -41,7 +43,12 @@ extension StderrLogHandler: DirectLogHandler {
             }
         }
         out.append(0x0A)
-        _ = out.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
+        writeLine(out)
+    }
+
+    /// Writes one finished line, as `log(event:)` does.
+    func writeLine(_ line: [UInt8]) {
+        _ = line.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
     }
 }
 

@@ -1,0 +1,118 @@
+import Logging
+import LoopdProtocol
+
+/// The log record of a job's end, kept as its parts: one is written for
+/// every job, so loopd's stderr handler formats it straight from these
+/// instead of building the text and the field list first. Its fields are
+/// the documented journal fields (docs/OPERATIONS.md).
+struct JobEndRecord {
+    let jobID: String
+    let worker: String
+    let action: String
+    /// From acceptance to the end, queueing included.
+    let durationUsec: UInt64
+    let state: JobState
+    let error: ProtocolError?
+    /// The submitting client's uid.
+    let clientUID: UInt32
+
+    /// A failed job is a warning; any other end (cancelled too) is info.
+    var level: Logger.Level { state == .failed ? .warning : .info }
+
+    var messageID: MessageID { state == .failed ? .jobFailed : .jobFinished }
+
+    /// RESULT: the error code, or the state for a job without error.
+    var result: String { error?.code.rawValue ?? state.rawValue }
+
+    /// MESSAGE: `job ID (ACTION) failed: WHY` or `job ID (ACTION) STATE on WORKER`.
+    var message: String {
+        if state == .failed { return "job \(jobID) (\(action)) failed: \(error?.message ?? "")" }
+        return "job \(jobID) (\(action)) \(state.rawValue) on \(worker)"
+    }
+
+    var fields: [(LogField, String)] {
+        [(.jobID, jobID), (.worker, worker), (.action, action), (.durationUsec, String(durationUsec)),
+         (.result, result), (.clientUID, String(clientUID))]
+    }
+}
+
+extension DaemonLogger {
+    /// Logs a job's end: at info, or warning when it failed.
+    func jobEnded(_ record: JobEndRecord, file: String = #fileID, function: String = #function, line: UInt = #line) {
+        if let direct {
+            guard direct.logLevel <= record.level else { return }
+            direct.writeJobEnd(record, file: file, function: function, line: line)
+            return
+        }
+        self(record.level, record.message, record.fields, id: record.messageID, file: file, function: function, line: line)
+    }
+}
+
+extension DirectLogHandler {
+    /// Writes a job's end as any record.
+    func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
+        writeRecord(level: r.level, message: r.message, fields: r.fields, id: r.messageID, file: file, function: function, line: line)
+    }
+}
+
+extension StderrLogHandler {
+    /// Writes a job's end as `log(event:)` would, from its parts: the text,
+    /// then the fields in name order (ACTION, CLIENT_UID, DURATION_USEC,
+    /// JOB_ID, RESULT, WORKER).
+    func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
+        var out: [UInt8] = []
+        out.reserveCapacity(192 + 2 * (r.jobID.utf8.count + r.action.utf8.count + r.worker.utf8.count))
+        out.appendLiteral("loopd ")
+        out.append(contentsOf: r.level.rawValue.utf8)
+        out.appendLiteral(": job ")
+        out.append(contentsOf: r.jobID.utf8)
+        out.appendLiteral(" (")
+        out.append(contentsOf: r.action.utf8)
+        if r.state == .failed {
+            out.appendLiteral(") failed: ")
+            out.append(contentsOf: (r.error?.message ?? "").utf8)
+        } else {
+            out.appendLiteral(") ")
+            out.append(contentsOf: r.state.rawValue.utf8)
+            out.appendLiteral(" on ")
+            out.append(contentsOf: r.worker.utf8)
+        }
+        out.appendLiteral(" ACTION=")
+        out.append(contentsOf: r.action.utf8)
+        out.appendLiteral(" CLIENT_UID=")
+        out.appendDecimal(UInt64(r.clientUID))
+        out.appendLiteral(" DURATION_USEC=")
+        out.appendDecimal(r.durationUsec)
+        out.appendLiteral(" JOB_ID=")
+        out.append(contentsOf: r.jobID.utf8)
+        out.appendLiteral(" RESULT=")
+        out.append(contentsOf: r.result.utf8)
+        out.appendLiteral(" WORKER=")
+        out.append(contentsOf: r.worker.utf8)
+        out.append(0x0A)
+        writeLine(out)
+    }
+}
+
+extension [UInt8] {
+    /// Appends an ASCII literal (one copy, no String in between).
+    mutating func appendLiteral(_ literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends the decimal digits of `n`.
+    mutating func appendDecimal(_ n: UInt64) {
+        var n = n
+        // 24 bytes of room for UInt64's 20 digits, produced backwards.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        Swift.withUnsafeMutableBytes(of: &digits) { raw in
+            var k = raw.count
+            repeat {
+                k -= 1
+                raw[k] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+            } while n > 0
+            append(contentsOf: raw[k...])
+        }
+    }
+}
