@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import LoopRuntime
 import LoopdProtocol
 import Testing
 @testable import LoopdCore
@@ -80,6 +81,38 @@ import Testing
         #expect(records[0].message == "job m3k2x9a1-17 (noop) completed on w1")
         #expect(records[1].message == "job j-2 (fail) failed: it failed" && records[1].level == .warning)
         #expect(records[2].result == "cancelled" && records[2].level == .info)
+    }
+
+    /// Held job-end lines are written once the loop has run its batch, and
+    /// before any other record, so the order of lines never changes.
+    @Test func heldJobEndsKeepTheirOrder() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        let loop = Loop.current
+        log.holdJobEnds(until: loop)
+        // A timer far off keeps the mode alive while the test runs it briefly.
+        let keepAlive = LoopTimer(after: .seconds(60)) { _ in }
+        loop.add(keepAlive, forMode: .default)
+        defer { keepAlive.invalidate() }
+        func record(_ n: Int) -> JobEndRecord {
+            JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
+        }
+        log.jobEnded(record(1))
+        log.jobEnded(record(2))
+        #expect(Self.drain(fds[0]) == "")
+        loop.run(mode: .default, timeout: .milliseconds(20))
+        let batch = Self.drain(fds[0]).split(separator: "\n")
+        #expect(batch.count == 2 && batch[0].contains("JOB_ID=j-1 ") && batch[1].contains("JOB_ID=j-2 "))
+        log.jobEnded(record(3))
+        log(.notice, "after job 3")
+        let lines = Self.drain(fds[0]).split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].contains("JOB_ID=j-3 ") && lines[1] == "loopd notice: after job 3")
+        loop.run(mode: .default, timeout: .milliseconds(20))
+        #expect(Self.drain(fds[0]) == "")
     }
 
     @Test func journalEntriesAreUnchanged() {

@@ -37,11 +37,21 @@ struct JobEndRecord {
 }
 
 extension DaemonLogger {
-    /// Logs a job's end: at info, or warning when it failed.
+    /// Logs a job's end: at info, or warning when it failed. With
+    /// `holdJobEnds(until:)`, the handler may hold it until the end of the
+    /// loop's current batch of work.
     func jobEnded(_ record: JobEndRecord, file: String = #fileID, function: String = #function, line: UInt = #line) {
         if let direct {
             guard direct.logLevel <= record.level else { return }
-            direct.writeJobEnd(record, file: file, function: function, line: line)
+            guard let loop = holdLoop else {
+                direct.writeJobEnd(record, file: file, function: function, line: line)
+                return
+            }
+            if direct.holdJobEnd(record, file: file, function: function, line: line) {
+                // The first line held: written once this batch's blocks
+                // have run, and before the replies they queue are flushed.
+                loop.perform(inModes: [.common]) { direct.flushHeld() }
+            }
             return
         }
         self(record.level, record.message, record.fields, id: record.messageID, file: file, function: function, line: line)
@@ -60,8 +70,15 @@ extension StderrLogHandler {
     /// then the fields in name order (ACTION, CLIENT_UID, DURATION_USEC,
     /// JOB_ID, RESULT, WORKER).
     func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
+        flushHeld()
         var out: [UInt8] = []
         out.reserveCapacity(192 + 2 * (r.jobID.utf8.count + r.action.utf8.count + r.worker.utf8.count))
+        formatJobEnd(r, into: &out)
+        writeLine(out)
+    }
+
+    /// Appends the line of a job's end, newline included, to `out`.
+    func formatJobEnd(_ r: JobEndRecord, into out: inout [UInt8]) {
         out.appendLiteral("loopd ")
         out.append(contentsOf: r.level.rawValue.utf8)
         out.appendLiteral(": job ")
@@ -90,7 +107,6 @@ extension StderrLogHandler {
         out.appendLiteral(" WORKER=")
         out.append(contentsOf: r.worker.utf8)
         out.append(0x0A)
-        writeLine(out)
     }
 }
 

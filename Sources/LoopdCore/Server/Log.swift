@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import LoopRuntime
 
 /// The structured fields a record may carry; their names are the journal
 /// field names (docs/OPERATIONS.md), defined here once.
@@ -24,6 +25,9 @@ public struct DaemonLogger: Sendable {
     /// is written per job, so this is on the hot path). Kept in step with
     /// `logger` by its `didSet`.
     private(set) var direct: (any DirectLogHandler)?
+    /// The loop whose batches job-end records may be held for (see
+    /// `holdJobEnds(until:)`); nil: every record is written at once.
+    private(set) var holdLoop: Loop?
 
     public init(_ logger: Logger) {
         self.logger = logger
@@ -33,6 +37,20 @@ public struct DaemonLogger: Sendable {
     private static func directHandler(of logger: Logger) -> (any DirectLogHandler)? {
         guard let handler = logger.handler as? any DirectLogHandler, handler.metadata.isEmpty else { return nil }
         return handler
+    }
+
+    /// Lets the handler hold job-end records and write them together once
+    /// `loop` has run the blocks of its current batch (the stderr handler
+    /// does: one write per batch instead of one per job). Any other record
+    /// writes the held ones first, so the order of records never changes;
+    /// a crash loses at most one batch's job-end lines.
+    public mutating func holdJobEnds(until loop: Loop) {
+        holdLoop = loop
+    }
+
+    /// Writes the job-end records the handler holds, if any.
+    public func flushHeld() {
+        direct?.flushHeld()
     }
 
     /// A logger that drops everything (tests).

@@ -17,6 +17,22 @@ protocol DirectLogHandler: LogHandler {
                file: String, function: String, line: UInt)
     /// Writes the record of a job's end (a default writes it as any record).
     func writeJobEnd(_ record: JobEndRecord, file: String, function: String, line: UInt)
+    /// Holds the record of a job's end until `flushHeld()`; returns whether
+    /// nothing was held before, so the caller arranges that flush. Every
+    /// other record written meanwhile writes the held ones first. A handler
+    /// that cannot hold (the default) writes at once and returns false.
+    func holdJobEnd(_ record: JobEndRecord, file: String, function: String, line: UInt) -> Bool
+    /// Writes what `holdJobEnd` held.
+    func flushHeld()
+}
+
+extension DirectLogHandler {
+    func holdJobEnd(_ record: JobEndRecord, file: String, function: String, line: UInt) -> Bool {
+        writeJobEnd(record, file: file, function: function, line: line)
+        return false
+    }
+
+    func flushHeld() {}
 }
 
 extension LogField {
@@ -27,6 +43,7 @@ extension LogField {
 extension StderrLogHandler: DirectLogHandler {
     func writeRecord(level: Logger.Level, message: String, fields: [(LogField, String)], id: MessageID?,
                file: String, function: String, line: UInt) {
+        flushHeld()
         var out: [UInt8] = []
         out.reserveCapacity(128 + message.utf8.count)
         out.append(contentsOf: "loopd ".utf8)

@@ -93,6 +93,8 @@ public struct StderrLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     /// Where the lines go: stderr, or another descriptor in tests.
     let fileDescriptor: Int32
+    /// Job-end lines held for one write per batch (`DaemonLogger.holdJobEnds`).
+    let held = HeldLogLines()
 
     public init() { fileDescriptor = 2 }
 
@@ -104,6 +106,7 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        flushHeld()
         var line = "loopd \(event.level): \(event.message)"
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
