@@ -37,8 +37,9 @@ public enum Response {
 extension Response {
     /// Appends `ok(id:_:)`'s line, newline included, to `out`.
     public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
-        begin(id: id, ok: true, into: &out)
-        finish(fields, into: &out)
+        beginOK(id: id, into: &out)
+        for (name, value) in fields { field(name, value, into: &out) }
+        end(into: &out)
     }
 
     /// Appends `error(id:_:_:)`'s line, newline included, to `out`.
@@ -49,7 +50,40 @@ extension Response {
         JSON.append(#","message":"#, to: &out)
         JSON.writeString(error.message, into: &out)
         out.append(UInt8(ascii: "}"))
-        finish(fields, into: &out)
+        for (name, value) in fields { field(name, value, into: &out) }
+        end(into: &out)
+    }
+
+    // MARK: field by field
+
+    // For replies whose fields are at hand without building a list first:
+    // `beginOK`, the `field`s, then `end` append exactly what
+    // `ok(id:_:into:)` appends for the same fields in the same order.
+
+    /// `{"id":…,"ok":true`
+    public static func beginOK(id: RequestID?, into out: inout [UInt8]) {
+        begin(id: id, ok: true, into: &out)
+    }
+
+    /// `,"name":"value"`
+    public static func field(_ name: String, _ value: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        JSON.writeString(name, into: &out)
+        out.append(UInt8(ascii: ":"))
+        JSON.writeString(value, into: &out)
+    }
+
+    /// `,"name":value`
+    public static func field(_ name: String, _ value: JSON, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        JSON.writeString(name, into: &out)
+        out.append(UInt8(ascii: ":"))
+        value.write(into: &out)
+    }
+
+    /// `}` and the newline.
+    public static func end(into out: inout [UInt8]) {
+        JSON.append("}\n", to: &out)
     }
 
     /// `{"id":…,"ok":…` (what `JSON.object` writes for those two members).
@@ -61,16 +95,5 @@ extension Response {
         case .integer(let n)?: JSON.writeInteger(n, into: &out)
         }
         JSON.append(ok ? #","ok":true"# : #","ok":false"#, to: &out)
-    }
-
-    /// `,"name":value` for each field, then `}` and the newline.
-    private static func finish(_ fields: [(String, JSON)], into out: inout [UInt8]) {
-        for (name, value) in fields {
-            out.append(UInt8(ascii: ","))
-            JSON.writeString(name, into: &out)
-            out.append(UInt8(ascii: ":"))
-            value.write(into: &out)
-        }
-        JSON.append("}\n", to: &out)
     }
 }

@@ -1,4 +1,6 @@
+import LoopRuntime
 import Testing
+@testable import LoopdCore
 @testable import LoopdProtocol
 
 /// Replies are written as bytes straight into a connection's buffer; the
@@ -67,6 +69,30 @@ import Testing
             let errorText = Self.reference(.object([("code", "job_failed"), ("message", .string(error.message))]))
             #expect(failed == "{\"id\":\(idText),\"ok\":false,\"error\":\(errorText)," + Self.reference(.object(fields)).dropFirst() + "\n")
             #expect(Response.ok(id: id) == "{\"id\":\(idText),\"ok\":true}\n")
+        }
+    }
+}
+
+/// A job's reply written field by field is the line `Response.ok` writes
+/// for `replyFields(includeDetails: false)`.
+@Suite struct JobReplyTests {
+    @Test func jobRepliesMatchTheirFieldList() {
+        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current) { _ in }
+        defer { worker.stop() }
+        let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
+                      clientUID: 0, acceptedAt: 0, submittedAtUnixMs: 0)
+        for result: JSON? in [nil, .object([]), .object([("output", "a\nb ü")])] {
+            job.result = result
+            for state in [JobState.queued, .completed, .failed] {
+                job.state = state
+                for id: RequestID? in [nil, .integer(7), .string("x")] {
+                    var direct: [UInt8] = []
+                    Response.beginOK(id: id, into: &direct)
+                    job.writeReplyFields(into: &direct)
+                    Response.end(into: &direct)
+                    #expect(String(decoding: direct, as: UTF8.self) == Response.ok(id: id, job.replyFields(includeDetails: false)))
+                }
+            }
         }
     }
 }

@@ -94,9 +94,14 @@ final class Connection: @unchecked Sendable {
         enqueue { out in line.withUTF8 { out.append(contentsOf: $0) } }
     }
 
-    /// Queues `Response.ok(id:_:)`, written straight into the output buffer.
-    func sendOK(id: RequestID?, _ fields: [(String, JSON)]) {
-        enqueue { Response.ok(id: id, fields, into: &$0) }
+    /// Queues a job's reply: `Response.ok(id:_:)` with
+    /// `job.replyFields(includeDetails: false)`, written field by field.
+    func sendJobReply(id: RequestID?, _ job: Job) {
+        enqueue { out in
+            Response.beginOK(id: id, into: &out)
+            job.writeReplyFields(into: &out)
+            Response.end(into: &out)
+        }
     }
 
     /// Queues `Response.error(id:_:_:)`, written straight into the output buffer.

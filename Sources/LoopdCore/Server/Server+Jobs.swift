@@ -23,10 +23,10 @@ extension Server {
                 job.awaitingCommit = true
                 awaitingCommit.append((job, nil, id))
                 job.worker.heldForCommit += 1
-                if !s.wait { c.sendOK(id: id, job.replyFields(includeDetails: false)) }
+                if !s.wait { c.sendJobReply(id: id, job) }
             } else {
                 job.worker.dispatch(job)
-                if !s.wait { c.sendOK(id: id, job.replyFields(includeDetails: false)) }
+                if !s.wait { c.sendJobReply(id: id, job) }
             }
         } catch {
             c.send(Response.error(id: id, error))
@@ -77,7 +77,7 @@ extension Server {
             for (job, connection, id) in batch where job.awaitingCommit {
                 job.awaitingCommit = false
                 job.worker.dispatch(job)
-                connection?.sendOK(id: id, job.replyFields(includeDetails: false))
+                connection?.sendJobReply(id: id, job)
             }
             // Expires finished jobs past retention and rewrites a mostly dead
             // log; without this the log and its in-memory state grew for the
@@ -137,12 +137,10 @@ extension Server {
                                   state: state, error: job.error, clientUID: job.clientUID))
         for (c, id) in job.waiters {
             c.pendingReplies -= 1
-            var fields = job.replyFields(includeDetails: false)
             if let e = job.error {
-                c.sendError(id: id, e, fields)
+                c.sendError(id: id, e, job.replyFields(includeDetails: false))
             } else {
-                fields.removeAll { $0.0 == "id" }
-                c.sendOK(id: id, fields)
+                c.sendJobReply(id: id, job)
             }
             c.closeIfDone()
         }
