@@ -43,24 +43,13 @@ extension JSON {
 
     /// Appends an ASCII literal.
     static func append(_ literal: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        out.appendLiteral(literal)
     }
 
     /// Appends the decimal digits of `n` (what `String(n)` spells).
     static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = n.magnitude
-        // 24 bytes of room for UInt64's 20 digits, produced backwards.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var k = raw.count
-            repeat {
-                k -= 1
-                raw[k] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            out.append(contentsOf: raw[k...])
-        }
+        out.appendDecimal(n.magnitude)
     }
 
     /// Appends `s` as a JSON string. Most strings need no escaping and are
@@ -68,13 +57,12 @@ extension JSON {
     /// start with byte 0xE2, so such strings take the careful path.
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var s = s
-        let copied = s.withUTF8 { utf8 -> Bool in
+        let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xE2 { return false }
             out.append(contentsOf: utf8)
             return true
         }
-        if !copied { writeEscaped(s, into: &out) }
+        if copied != true { writeEscaped(s, into: &out) }
         out.append(UInt8(ascii: "\""))
     }
 

@@ -80,55 +80,32 @@ extension StderrLogHandler {
     /// Appends the line of a job's end, newline included, to `out`.
     func formatJobEnd(_ r: JobEndRecord, into out: inout [UInt8]) {
         out.appendLiteral("loopd ")
-        out.append(contentsOf: r.level.rawValue.utf8)
+        out.appendUTF8(r.level.rawValue)
         out.appendLiteral(": job ")
-        out.append(contentsOf: r.jobID.utf8)
+        out.appendUTF8(r.jobID)
         out.appendLiteral(" (")
-        out.append(contentsOf: r.action.utf8)
+        out.appendUTF8(r.action)
         if r.state == .failed {
             out.appendLiteral(") failed: ")
-            out.append(contentsOf: (r.error?.message ?? "").utf8)
+            out.appendUTF8(r.error?.message ?? "")
         } else {
             out.appendLiteral(") ")
-            out.append(contentsOf: r.state.rawValue.utf8)
+            out.appendUTF8(r.state.rawValue)
             out.appendLiteral(" on ")
-            out.append(contentsOf: r.worker.utf8)
+            out.appendUTF8(r.worker)
         }
         out.appendLiteral(" ACTION=")
-        out.append(contentsOf: r.action.utf8)
+        out.appendUTF8(r.action)
         out.appendLiteral(" CLIENT_UID=")
         out.appendDecimal(UInt64(r.clientUID))
         out.appendLiteral(" DURATION_USEC=")
         out.appendDecimal(r.durationUsec)
         out.appendLiteral(" JOB_ID=")
-        out.append(contentsOf: r.jobID.utf8)
+        out.appendUTF8(r.jobID)
         out.appendLiteral(" RESULT=")
-        out.append(contentsOf: r.result.utf8)
+        out.appendUTF8(r.result)
         out.appendLiteral(" WORKER=")
-        out.append(contentsOf: r.worker.utf8)
+        out.appendUTF8(r.worker)
         out.append(0x0A)
-    }
-}
-
-extension [UInt8] {
-    /// Appends an ASCII literal (one copy, no String in between).
-    mutating func appendLiteral(_ literal: StaticString) {
-        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
-    /// Appends the decimal digits of `n`.
-    mutating func appendDecimal(_ n: UInt64) {
-        var n = n
-        // 24 bytes of room for UInt64's 20 digits, produced backwards.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        Swift.withUnsafeMutableBytes(of: &digits) { raw in
-            var k = raw.count
-            repeat {
-                k -= 1
-                raw[k] = UInt8(ascii: "0") + UInt8(n % 10)
-                n /= 10
-            } while n > 0
-            append(contentsOf: raw[k...])
-        }
     }
 }
