@@ -7,7 +7,9 @@
 // - every document `JSONParser` accepts serializes to compact JSON without a
 //   raw newline that parses back to the same value;
 // - a request that decodes, written back as a request line, decodes to the
-//   same `Request`.
+//   same `Request`;
+// - the decoder's answer (its one-pass reading of plain requests included)
+//   is exactly the generic tree-building decoder's.
 //
 // Built with `-sanitize=fuzzer` and `-D LOOPD_LIBFUZZER` (Fuzz/run.sh), libFuzzer
 // supplies `main`; in an ordinary build the `@main` below replays files
@@ -19,7 +21,9 @@ import LoopdProtocol
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let line = UnsafeBufferPointer(start: data, count: size)
     checkJSONRoundTrip(line)
-    switch RequestDecoder.decode(line) {
+    let answer = RequestDecoder.decode(line)
+    precondition(answer == RequestDecoder.decodeGeneric(line), "the one-pass decoder disagrees with the generic one")
+    switch answer {
     case .success(let request):
         let again = encode(request)
         guard case .success(let decoded) = RequestDecoder.decode(Array(again.utf8)) else {

@@ -86,6 +86,8 @@ public final class Daemon: @unchecked Sendable {
             loop.run(mode: .default, timeout: nil)
         }
         signals?.invalidate()
+        // Job-end records the last batch held, whatever the level lets through below.
+        log.flushHeld()
         log(.notice, "loopd stopped")
     }
 

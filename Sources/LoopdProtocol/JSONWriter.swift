@@ -2,61 +2,88 @@ extension JSON {
     /// The value as compact JSON text (no newlines, so it fits one line of
     /// JSON Lines).
     public func serialized() -> String {
-        var out = ""
+        var out: [UInt8] = []
         write(into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Appends the value's compact JSON text to `out`.
     public func write(into out: inout String) {
+        out += serialized()
+    }
+
+    /// Appends the value's compact JSON text, as UTF-8, to `out`. Replies
+    /// are written this way straight into a connection's output buffer.
+    public func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .integer(let n): out += String(n)
-        case .double(let d): out += d.isFinite ? "\(d)" : "null"
+        case .null: JSON.append("null", to: &out)
+        case .bool(let b): JSON.append(b ? "true" : "false", to: &out)
+        case .integer(let n): JSON.writeInteger(n, into: &out)
+        case .double(let d):
+            if d.isFinite { out.append(contentsOf: "\(d)".utf8) } else { JSON.append("null", to: &out) }
         case .string(let s): JSON.writeString(s, into: &out)
         case .array(let items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (k, v) in items.enumerated() {
-                if k > 0 { out += "," }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
                 v.write(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (k, (key, v)) in members.enumerated() {
-                if k > 0 { out += "," }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(key, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 v.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        // Most strings need no escaping: append them whole. U+2028 and
-        // U+2029 (escaped for JavaScript readers) start with byte 0xE2.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
-            out += s
-            out += "\""
-            return
+    /// Appends an ASCII literal.
+    static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        out.appendLiteral(literal)
+    }
+
+    /// Appends the decimal digits of `n` (what `String(n)` spells).
+    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        out.appendDecimal(n.magnitude)
+    }
+
+    /// Appends `s` as a JSON string. Most strings need no escaping and are
+    /// copied whole; U+2028 and U+2029 (escaped for JavaScript readers)
+    /// start with byte 0xE2, so such strings take the careful path.
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xE2 { return false }
+            out.append(contentsOf: utf8)
+            return true
         }
+        if copied != true { writeEscaped(s, into: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ s: String, into out: inout [UInt8]) {
         for u in s.unicodeScalars {
             switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+            case "\"": append("\\\"", to: &out)
+            case "\\": append("\\\\", to: &out)
+            case "\n": append("\\n", to: &out)
+            case "\r": append("\\r", to: &out)
+            case "\t": append("\\t", to: &out)
             case _ where u.value < 0x20 || u.value == 0x7F || u.value == 0x2028 || u.value == 0x2029:
-                let hex = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(u)
+                // \u and four lowercase hex digits (all these are below 0x10000).
+                append("\\u", to: &out)
+                let hex: StaticString = "0123456789abcdef"
+                for shift in stride(from: 12, through: 0, by: -4) {
+                    out.append(hex.utf8Start[Int((u.value >> UInt32(shift)) & 0xF)])
+                }
+            default: UTF8.encode(u) { out.append($0) }
             }
         }
-        out += "\""
     }
 }
 

@@ -16,7 +16,20 @@ public enum RequestLimits {
 public enum RequestDecoder {
     /// Decodes a line (without its newline). On failure, also returns the id
     /// if one could be read, so the error reply can carry it.
+    ///
+    /// Plain valid requests are read in one pass over the bytes
+    /// (`decodeOnePass`); everything else goes to `decodeGeneric`, which
+    /// builds the `JSON` tree and judges it. Both give the same answer.
     public static func decode(_ line: some Collection<UInt8>) -> Result<Request, DecodeFailure> {
+        if let request = line.withContiguousStorageIfAvailable(decodeOnePass) ?? nil {
+            return .success(request)
+        }
+        return decodeGeneric(line)
+    }
+
+    /// Decodes a line through a `JSON` tree: the reference decoder, which
+    /// gives every refusal its message.
+    public static func decodeGeneric(_ line: some Collection<UInt8>) -> Result<Request, DecodeFailure> {
         let json: JSON
         do {
             json = try JSONParser.parse(line)

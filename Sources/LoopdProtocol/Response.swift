@@ -21,19 +21,79 @@ public enum JobState: String, Sendable, CaseIterable {
 public enum Response {
     /// `{"id":…,"ok":true,…fields}` as one line with its newline.
     public static func ok(id: RequestID?, _ fields: [(String, JSON)] = []) -> String {
-        var members: [(String, JSON)] = [("id", id?.json ?? .null), ("ok", .bool(true))]
-        members.append(contentsOf: fields)
-        var line = JSON.object(members).serialized()
-        line += "\n"
-        return line
+        var line: [UInt8] = []
+        ok(id: id, fields, into: &line)
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}` as one line with its newline.
     public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = []) -> String {
-        var members: [(String, JSON)] = [("id", id?.json ?? .null), ("ok", .bool(false)), ("error", error.json)]
-        members.append(contentsOf: fields)
-        var line = JSON.object(members).serialized()
-        line += "\n"
-        return line
+        var line: [UInt8] = []
+        self.error(id: id, error, fields, into: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+}
+
+extension Response {
+    /// Appends `ok(id:_:)`'s line, newline included, to `out`.
+    public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+        beginOK(id: id, into: &out)
+        for (name, value) in fields { field(name, value, into: &out) }
+        end(into: &out)
+    }
+
+    /// Appends `error(id:_:_:)`'s line, newline included, to `out`.
+    public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+        begin(id: id, ok: false, into: &out)
+        JSON.append(#","error":{"code":"#, to: &out)
+        JSON.writeString(error.code.rawValue, into: &out)
+        JSON.append(#","message":"#, to: &out)
+        JSON.writeString(error.message, into: &out)
+        out.append(UInt8(ascii: "}"))
+        for (name, value) in fields { field(name, value, into: &out) }
+        end(into: &out)
+    }
+
+    // MARK: field by field
+
+    // For replies whose fields are at hand without building a list first:
+    // `beginOK`, the `field`s, then `end` append exactly what
+    // `ok(id:_:into:)` appends for the same fields in the same order.
+
+    /// `{"id":…,"ok":true`
+    public static func beginOK(id: RequestID?, into out: inout [UInt8]) {
+        begin(id: id, ok: true, into: &out)
+    }
+
+    /// `,"name":"value"`
+    public static func field(_ name: String, _ value: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        JSON.writeString(name, into: &out)
+        out.append(UInt8(ascii: ":"))
+        JSON.writeString(value, into: &out)
+    }
+
+    /// `,"name":value`
+    public static func field(_ name: String, _ value: JSON, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        JSON.writeString(name, into: &out)
+        out.append(UInt8(ascii: ":"))
+        value.write(into: &out)
+    }
+
+    /// `}` and the newline.
+    public static func end(into out: inout [UInt8]) {
+        JSON.append("}\n", to: &out)
+    }
+
+    /// `{"id":…,"ok":…` (what `JSON.object` writes for those two members).
+    private static func begin(id: RequestID?, ok: Bool, into out: inout [UInt8]) {
+        JSON.append(#"{"id":"#, to: &out)
+        switch id {
+        case nil: JSON.append("null", to: &out)
+        case .string(let s)?: JSON.writeString(s, into: &out)
+        case .integer(let n)?: JSON.writeInteger(n, into: &out)
+        }
+        JSON.append(ok ? #","ok":true"# : #","ok":false"#, to: &out)
     }
 }

@@ -58,11 +58,15 @@ final class Job: @unchecked Sendable {
     /// the default mode; "common" means every mode the worker runs.
     static func loopModes(_ mode: String?) -> [Loop.Mode]? {
         switch mode {
-        case nil: [.default]
+        case nil: defaultModes
         case "common": nil
         case let m?: [Worker.loopMode(m)]
         }
     }
+
+    /// The modes of a job that names none: one array shared by all of
+    /// them, instead of one allocated per job.
+    static let defaultModes: [Loop.Mode] = [.default]
 
     var phase: Phase { Phase(rawValue: phaseBits.load(ordering: .acquiring))! }
 

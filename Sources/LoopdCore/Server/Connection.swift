@@ -90,9 +90,30 @@ final class Connection: @unchecked Sendable {
 
     /// Queues a reply line; written at the end of the current batch.
     func send(_ line: String) {
-        guard state != .closed else { return }
         var line = line
-        line.withUTF8 { output.append(contentsOf: $0) }
+        enqueue { out in line.withUTF8 { out.append(contentsOf: $0) } }
+    }
+
+    /// Queues a job's reply: `Response.ok(id:_:)` with
+    /// `job.replyFields(includeDetails: false)`, written field by field.
+    func sendJobReply(id: RequestID?, _ job: Job) {
+        enqueue { out in
+            Response.beginOK(id: id, into: &out)
+            job.writeReplyFields(into: &out)
+            Response.end(into: &out)
+        }
+    }
+
+    /// Queues `Response.error(id:_:_:)`, written straight into the output buffer.
+    func sendError(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = []) {
+        enqueue { Response.error(id: id, error, fields, into: &$0) }
+    }
+
+    /// Appends what `write` writes to the output buffer, to be flushed at
+    /// the end of the current batch; stops reading while too much waits.
+    private func enqueue(_ write: (inout [UInt8]) -> Void) {
+        guard state != .closed else { return }
+        write(&output)
         server.scheduleFlush(self)
         if unsentBytes > maxPendingBytes && !readPaused {
             readPaused = true

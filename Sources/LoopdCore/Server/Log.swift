@@ -1,9 +1,10 @@
 import Glibc
 import Logging
+import LoopRuntime
 
 /// The structured fields a record may carry; their names are the journal
 /// field names (docs/OPERATIONS.md), defined here once.
-public enum LogField: String, Sendable {
+public enum LogField: String, Sendable, CaseIterable {
     case jobID = "JOB_ID"
     case worker = "WORKER"
     case action = "ACTION"
@@ -16,9 +17,41 @@ public enum LogField: String, Sendable {
 /// message ids spelled one way everywhere.
 public struct DaemonLogger: Sendable {
     /// The swift-log logger records go to.
-    public var logger: Logger
+    public var logger: Logger {
+        didSet { direct = DaemonLogger.directHandler(of: logger) }
+    }
+    /// `logger`'s handler when it is one of loopd's own and has no metadata
+    /// of its own: records then skip swift-log's metadata dictionary (one
+    /// is written per job, so this is on the hot path). Kept in step with
+    /// `logger` by its `didSet`.
+    private(set) var direct: (any DirectLogHandler)?
+    /// The loop whose batches job-end records may be held for (see
+    /// `holdJobEnds(until:)`); nil: every record is written at once.
+    private(set) var holdLoop: Loop?
 
-    public init(_ logger: Logger) { self.logger = logger }
+    public init(_ logger: Logger) {
+        self.logger = logger
+        direct = DaemonLogger.directHandler(of: logger)
+    }
+
+    private static func directHandler(of logger: Logger) -> (any DirectLogHandler)? {
+        guard let handler = logger.handler as? any DirectLogHandler, handler.metadata.isEmpty else { return nil }
+        return handler
+    }
+
+    /// Lets the handler hold job-end records and write them together once
+    /// `loop` has run the blocks of its current batch (the stderr handler
+    /// does: one write per batch instead of one per job). Any other record
+    /// writes the held ones first, so the order of records never changes;
+    /// a crash loses at most one batch's job-end lines.
+    public mutating func holdJobEnds(until loop: Loop) {
+        holdLoop = loop
+    }
+
+    /// Writes the job-end records the handler holds, if any.
+    public func flushHeld() {
+        direct?.flushHeld()
+    }
 
     /// A logger that drops everything (tests).
     public static var silent: DaemonLogger {
@@ -30,6 +63,11 @@ public struct DaemonLogger: Sendable {
     public func callAsFunction(_ level: Logger.Level, _ message: @autoclosure () -> String,
                                _ fields: @autoclosure () -> [(LogField, String)] = [], id: MessageID? = nil,
                                file: String = #fileID, function: String = #function, line: UInt = #line) {
+        if let direct {
+            guard direct.logLevel <= level else { return }
+            direct.writeRecord(level: level, message: message(), fields: fields(), id: id, file: file, function: function, line: line)
+            return
+        }
         guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [:]
         for (k, v) in fields() { metadata[k.rawValue] = .string(v) }

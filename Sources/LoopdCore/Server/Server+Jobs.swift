@@ -22,10 +22,10 @@ extension Server {
                 job.awaitingCommit = true
                 awaitingCommit.append((job, nil, id))
                 job.worker.heldForCommit += 1
-                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
+                if !s.wait { c.sendJobReply(id: id, job) }
             } else {
                 job.worker.dispatch(job)
-                if !s.wait { c.send(Response.ok(id: id, job.replyFields(includeDetails: false))) }
+                if !s.wait { c.sendJobReply(id: id, job) }
             }
         } catch {
             c.send(Response.error(id: id, error))
@@ -77,7 +77,7 @@ extension Server {
             for (job, connection, id) in batch where job.awaitingCommit {
                 job.awaitingCommit = false
                 job.worker.dispatch(job)
-                connection?.send(Response.ok(id: id, job.replyFields(includeDetails: false)))
+                connection?.sendJobReply(id: id, job)
             }
             // Expires finished jobs past retention and rewrites a mostly dead
             // log; without this the log and its in-memory state grew for the
@@ -133,23 +133,14 @@ extension Server {
                                                 resultJSON: (job.result ?? .object([])).serialized(),
                                                 finishedAt: unixMilliseconds(), clientUID: job.clientUID))
         }
-        let fields: [(LogField, String)] = [
-            (.jobID, job.id), (.worker, worker.name), (.action, job.request.action), (.durationUsec, String(micros)),
-            (.result, job.error?.code.rawValue ?? state.rawValue), (.clientUID, String(job.clientUID)),
-        ]
-        if state == .failed {
-            log(.warning, "job \(job.id) (\(job.request.action)) failed: \(job.error?.message ?? "")", fields, id: .jobFailed)
-        } else {
-            log(.info, "job \(job.id) (\(job.request.action)) \(state.rawValue) on \(worker.name)", fields, id: .jobFinished)
-        }
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: worker.name, action: job.request.action, durationUsec: micros,
+                                  state: state, error: job.error, clientUID: job.clientUID))
         for (c, id) in job.waiters {
             c.pendingReplies -= 1
-            var fields = job.replyFields(includeDetails: false)
             if let e = job.error {
-                c.send(Response.error(id: id, e, fields))
+                c.sendError(id: id, e, job.replyFields(includeDetails: false))
             } else {
-                fields.removeAll { $0.0 == "id" }
-                c.send(Response.ok(id: id, fields))
+                c.sendJobReply(id: id, job)
             }
             c.closeIfDone()
         }

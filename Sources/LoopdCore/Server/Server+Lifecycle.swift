@@ -54,6 +54,7 @@ extension Server {
         for w in workers { w.stop() }
         loop.perform(inModes: [.common]) { [unowned self] in
             commitJournal()
+            log.flushHeld()
             for c in Array(connections.values) {
                 c.flush()
                 c.close()

@@ -46,6 +46,8 @@ final class Server: @unchecked Sendable {
         self.loop = loop
         self.actions = actions
         self.journal = journal
+        var log = log
+        log.holdJobEnds(until: loop)
         self.log = log
         self.notifier = notifier
         self.daemonUID = currentUID()
@@ -108,6 +110,8 @@ final class Server: @unchecked Sendable {
         flushScheduled = true
         loop.perform(inModes: [.common]) { [unowned self] in
             flushScheduled = false
+            // The job-end lines of this batch go out before its replies.
+            log.flushHeld()
             let queue = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
             for c in queue { c.flush() }

@@ -19,6 +19,11 @@ public struct JournalLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        Self.send(fields(of: event))
+    }
+
+    /// The entry's fields, `NAME=value` each.
+    func fields(of event: LogEvent) -> [String] {
         var fields: [String] = [
             "MESSAGE=\(event.message)",
             "PRIORITY=\(Self.priority(event.level))",
@@ -33,7 +38,7 @@ public struct JournalLogHandler: LogHandler {
             guard let name = Self.fieldName(key) else { continue }
             fields.append("\(name)=\(value)")
         }
-        Self.send(fields)
+        return fields
     }
 
     /// syslog priority of a swift-log level.
@@ -86,8 +91,14 @@ public struct JournalLogHandler: LogHandler {
 public struct StderrLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
+    /// Where the lines go: stderr, or another descriptor in tests.
+    let fileDescriptor: Int32
+    /// Job-end lines held for one write per batch (`DaemonLogger.holdJobEnds`).
+    let held = HeldLogLines()
 
-    public init() {}
+    public init() { fileDescriptor = 2 }
+
+    init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -95,13 +106,14 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        flushHeld()
         var line = "loopd \(event.level): \(event.message)"
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         for (k, v) in merged.sorted(by: { $0.key < $1.key }) where k != "MESSAGE_ID" { line += " \(k)=\(v)" }
         line += "\n"
         var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeMutableBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
     }
 }
 

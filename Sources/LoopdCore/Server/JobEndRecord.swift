@@ -1,0 +1,111 @@
+import Logging
+import LoopdProtocol
+
+/// The log record of a job's end, kept as its parts: one is written for
+/// every job, so loopd's stderr handler formats it straight from these
+/// instead of building the text and the field list first. Its fields are
+/// the documented journal fields (docs/OPERATIONS.md).
+struct JobEndRecord {
+    let jobID: String
+    let worker: String
+    let action: String
+    /// From acceptance to the end, queueing included.
+    let durationUsec: UInt64
+    let state: JobState
+    let error: ProtocolError?
+    /// The submitting client's uid.
+    let clientUID: UInt32
+
+    /// A failed job is a warning; any other end (cancelled too) is info.
+    var level: Logger.Level { state == .failed ? .warning : .info }
+
+    var messageID: MessageID { state == .failed ? .jobFailed : .jobFinished }
+
+    /// RESULT: the error code, or the state for a job without error.
+    var result: String { error?.code.rawValue ?? state.rawValue }
+
+    /// MESSAGE: `job ID (ACTION) failed: WHY` or `job ID (ACTION) STATE on WORKER`.
+    var message: String {
+        if state == .failed { return "job \(jobID) (\(action)) failed: \(error?.message ?? "")" }
+        return "job \(jobID) (\(action)) \(state.rawValue) on \(worker)"
+    }
+
+    var fields: [(LogField, String)] {
+        [(.jobID, jobID), (.worker, worker), (.action, action), (.durationUsec, String(durationUsec)),
+         (.result, result), (.clientUID, String(clientUID))]
+    }
+}
+
+extension DaemonLogger {
+    /// Logs a job's end: at info, or warning when it failed. With
+    /// `holdJobEnds(until:)`, the handler may hold it until the end of the
+    /// loop's current batch of work.
+    func jobEnded(_ record: JobEndRecord, file: String = #fileID, function: String = #function, line: UInt = #line) {
+        if let direct {
+            guard direct.logLevel <= record.level else { return }
+            guard let loop = holdLoop else {
+                direct.writeJobEnd(record, file: file, function: function, line: line)
+                return
+            }
+            if direct.holdJobEnd(record, file: file, function: function, line: line) {
+                // The first line held: written once this batch's blocks
+                // have run, and before the replies they queue are flushed.
+                loop.perform(inModes: [.common]) { direct.flushHeld() }
+            }
+            return
+        }
+        self(record.level, record.message, record.fields, id: record.messageID, file: file, function: function, line: line)
+    }
+}
+
+extension DirectLogHandler {
+    /// Writes a job's end as any record.
+    func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
+        writeRecord(level: r.level, message: r.message, fields: r.fields, id: r.messageID, file: file, function: function, line: line)
+    }
+}
+
+extension StderrLogHandler {
+    /// Writes a job's end as `log(event:)` would, from its parts: the text,
+    /// then the fields in name order (ACTION, CLIENT_UID, DURATION_USEC,
+    /// JOB_ID, RESULT, WORKER).
+    func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
+        flushHeld()
+        var out: [UInt8] = []
+        out.reserveCapacity(192 + 2 * (r.jobID.utf8.count + r.action.utf8.count + r.worker.utf8.count))
+        formatJobEnd(r, into: &out)
+        writeLine(out)
+    }
+
+    /// Appends the line of a job's end, newline included, to `out`.
+    func formatJobEnd(_ r: JobEndRecord, into out: inout [UInt8]) {
+        out.appendLiteral("loopd ")
+        out.appendUTF8(r.level.rawValue)
+        out.appendLiteral(": job ")
+        out.appendUTF8(r.jobID)
+        out.appendLiteral(" (")
+        out.appendUTF8(r.action)
+        if r.state == .failed {
+            out.appendLiteral(") failed: ")
+            out.appendUTF8(r.error?.message ?? "")
+        } else {
+            out.appendLiteral(") ")
+            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(" on ")
+            out.appendUTF8(r.worker)
+        }
+        out.appendLiteral(" ACTION=")
+        out.appendUTF8(r.action)
+        out.appendLiteral(" CLIENT_UID=")
+        out.appendDecimal(UInt64(r.clientUID))
+        out.appendLiteral(" DURATION_USEC=")
+        out.appendDecimal(r.durationUsec)
+        out.appendLiteral(" JOB_ID=")
+        out.appendUTF8(r.jobID)
+        out.appendLiteral(" RESULT=")
+        out.appendUTF8(r.result)
+        out.appendLiteral(" WORKER=")
+        out.appendUTF8(r.worker)
+        out.append(0x0A)
+    }
+}

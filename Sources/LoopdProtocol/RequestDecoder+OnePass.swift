@@ -1,0 +1,151 @@
+/// The one-pass decoder: the requests clients send all day (plain members,
+/// known fields, valid values) are read straight from the line's bytes,
+/// without building a `JSON` tree. It only ever accepts: a line it cannot
+/// read as a valid request, for any reason, gets nil, and `decode` passes it
+/// to the generic decoder, so every refusal and its message come from one
+/// place. For a line it does accept, it returns exactly the `Request` the
+/// generic decoder returns (the fuzz target and `OnePassDecoderTests`
+/// compare the two).
+extension RequestDecoder {
+    /// The members a request may have; each is read once.
+    private enum Member: UInt16 {
+        case id, op, action, args, worker, key, wait, durable, delayMs, timeoutMs, mode, job
+
+        /// The member named by these bytes (ASCII, compared byte for byte).
+        init?(_ name: UnsafeBufferPointer<UInt8>) {
+            func equals(_ literal: StaticString) -> Bool { RequestScanner.equal(name, literal) }
+            switch name.count {
+            case 2: if equals("id") { self = .id } else if equals("op") { self = .op } else { return nil }
+            case 3: if equals("key") { self = .key } else if equals("job") { self = .job } else { return nil }
+            case 4: if equals("args") { self = .args } else if equals("wait") { self = .wait }
+                    else if equals("mode") { self = .mode } else { return nil }
+            case 6: if equals("action") { self = .action } else if equals("worker") { self = .worker } else { return nil }
+            case 7: if equals("durable") { self = .durable } else { return nil }
+            case 8: if equals("delay_ms") { self = .delayMs } else { return nil }
+            case 10: if equals("timeout_ms") { self = .timeoutMs } else { return nil }
+            default: return nil
+            }
+        }
+
+        var bit: UInt16 { 1 << rawValue }
+    }
+
+    /// The values read so far, as the generic decoder would see them.
+    private struct Members {
+        var seen: UInt16 = 0
+        var id: RequestID?
+        var op: UnsafeBufferPointer<UInt8>?
+        var action: String?
+        var args: [String]?
+        var worker: String?
+        var key: String?
+        var wait: Bool?
+        var durable: Bool?
+        var delayMs: Int64?
+        var timeoutMs: Int64?
+        var mode: String?
+        var job: String?
+
+        /// Whether only members in `allowed` (plus `id` and `op`) were given.
+        func only(_ allowed: [Member]) -> Bool {
+            var mask = Member.id.bit | Member.op.bit
+            for m in allowed { mask |= m.bit }
+            return seen & ~mask == 0
+        }
+    }
+
+    /// The request in `line`, or nil when the generic decoder must judge it.
+    static func decodeOnePass(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
+        var scanner = RequestScanner(line)
+        guard let members = readMembers(&scanner) else { return nil }
+        guard let op = members.op, let operation = operation(op, members) else { return nil }
+        return Request(id: members.id, operation: operation)
+    }
+
+    /// Reads `{ "name": value, … }` to the end of the line.
+    private static func readMembers(_ s: inout RequestScanner) -> Members? {
+        var m = Members()
+        guard s.consume(UInt8(ascii: "{")) else { return nil }
+        repeat {
+            guard let (name, ascii) = s.rawString(), ascii, let member = Member(name),
+                  m.seen & member.bit == 0, s.consume(UInt8(ascii: ":")) else { return nil }
+            m.seen |= member.bit
+            switch member {
+            case .id:
+                s.skipSpace()
+                if s.peek == UInt8(ascii: "\"") {
+                    guard let v = s.string(), v.utf8.count <= RequestLimits.maxNameLength else { return nil }
+                    m.id = .string(v)
+                } else {
+                    guard let v = s.integer() else { return nil }
+                    m.id = .integer(v)
+                }
+            case .op:
+                guard let (v, _) = s.rawString() else { return nil }
+                m.op = v
+            case .action: guard let v = nameValue(&s) else { return nil }; m.action = v
+            case .worker: guard let v = nameValue(&s) else { return nil }; m.worker = v
+            case .key: guard let v = nameValue(&s) else { return nil }; m.key = v
+            case .mode: guard let v = nameValue(&s) else { return nil }; m.mode = v
+            case .job: guard let v = nameValue(&s) else { return nil }; m.job = v
+            case .args: guard let v = s.strings() else { return nil }; m.args = v
+            case .wait: guard let v = s.bool() else { return nil }; m.wait = v
+            case .durable: guard let v = s.bool() else { return nil }; m.durable = v
+            case .delayMs: guard let v = s.integer() else { return nil }; m.delayMs = v
+            case .timeoutMs: guard let v = s.integer() else { return nil }; m.timeoutMs = v
+            }
+        } while s.consume(UInt8(ascii: ","))
+        guard s.consume(UInt8(ascii: "}")) else { return nil }
+        s.skipSpace()
+        return s.atEnd ? m : nil
+    }
+
+    /// A name value: 1 to `maxNameLength` bytes (a raw string has no NUL).
+    private static func nameValue(_ s: inout RequestScanner) -> String? {
+        guard let v = s.string(), !v.isEmpty, v.utf8.count <= RequestLimits.maxNameLength else { return nil }
+        return v
+    }
+
+    private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: Members) -> Operation? {
+        func isOp(_ literal: StaticString) -> Bool { RequestScanner.equal(op, literal) }
+        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode]) ? submit(m) : nil }
+        if isOp("ping") { return m.only([]) ? .ping : nil }
+        if isOp("status") { return m.only([.job]) ? m.job.map { .status(job: $0) } : nil }
+        if isOp("cancel") { return m.only([.job]) ? m.job.map { .cancel(job: $0) } : nil }
+        if isOp("stats") { return m.only([]) ? .stats : nil }
+        if isOp("workers") { return m.only([]) ? .workers : nil }
+        if isOp("inspect") { return m.only([.worker]) ? m.worker.map { .inspect(worker: $0) } : nil }
+        if isOp("mode") {
+            guard m.only([.worker, .mode]), let worker = m.worker, let mode = m.mode else { return nil }
+            return .mode(worker: worker, mode: mode)
+        }
+        return nil
+    }
+
+    private static func submit(_ m: Members) -> Operation? {
+        guard let action = m.action else { return nil }
+        var s = SubmitRequest(action: action)
+        if let args = m.args {
+            guard args.count <= RequestLimits.maxArgs else { return nil }
+            s.args = args
+        }
+        switch (m.worker, m.key) {
+        case (.some, .some): return nil
+        case (let w?, nil): s.placement = w == "any" ? .any : .worker(w)
+        case (nil, let k?): s.placement = .key(k)
+        case (nil, nil): s.placement = .any
+        }
+        s.wait = m.wait ?? true
+        s.durable = m.durable ?? false
+        if let delay = m.delayMs {
+            guard (0...RequestLimits.maxDelayMs).contains(delay) else { return nil }
+            s.delayMs = delay
+        }
+        if let timeout = m.timeoutMs {
+            guard (1...RequestLimits.maxTimeoutMs).contains(timeout) else { return nil }
+            s.timeoutMs = timeout
+        }
+        s.mode = m.mode
+        return .submit(s)
+    }
+}

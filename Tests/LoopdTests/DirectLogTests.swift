@@ -1,0 +1,145 @@
+import Glibc
+import Logging
+import LoopRuntime
+import LoopdProtocol
+import Testing
+@testable import LoopdCore
+
+/// loopd's records skip swift-log's metadata dictionary when the handler is
+/// one of loopd's own (`DirectLogHandler`); what reaches stderr or the
+/// journal must not change.
+@Suite struct DirectLogTests {
+    static let fields: [(LogField, String)] = [
+        (.jobID, "m3k2x9a1-17"), (.worker, "w1"), (.action, "echo"), (.durationUsec, "42"),
+        (.result, "completed"), (.clientUID, "1000"),
+    ]
+
+    /// The event swift-log hands a handler for the same record.
+    static func event(_ level: Logger.Level, _ message: String, _ fields: [(LogField, String)], id: MessageID?) -> LogEvent {
+        var metadata: Logger.Metadata = [:]
+        for (k, v) in fields { metadata[k.rawValue] = .string(v) }
+        if let id { metadata["MESSAGE_ID"] = .string(id.rawValue) }
+        return LogEvent(level: level, message: "\(message)", metadata: metadata, source: "loopd",
+                        file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+    }
+
+    /// What a pipe received so far (non-blocking read end).
+    static func drain(_ fd: Int32) -> String {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            out += chunk[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func stderrLinesAreUnchanged() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        for (level, id) in [(Logger.Level.info, MessageID.jobFinished), (.warning, .jobFailed)] {
+            log(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id)
+            let direct = Self.drain(fds[0])
+            handler.log(event: Self.event(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id))
+            let generic = Self.drain(fds[0])
+            #expect(direct == generic)
+            #expect(direct.hasPrefix("loopd \(level.rawValue): job m3k2x9a1-17 (echo) completed on w1 ACTION=echo CLIENT_UID=1000"))
+        }
+        // Below the handler's level nothing is written.
+        log(.debug, "not shown", Self.fields)
+        #expect(Self.drain(fds[0]) == "")
+    }
+
+    /// The job-end record, formatted from its parts, is the line the
+    /// generic path writes for its text and fields.
+    @Test func jobEndLinesAreUnchanged() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        let records = [
+            JobEndRecord(jobID: "m3k2x9a1-17", worker: "w1", action: "noop", durationUsec: 0, state: .completed,
+                         error: nil, clientUID: 0),
+            JobEndRecord(jobID: "j-2", worker: "w2", action: "fail", durationUsec: 18_446_744_073_709_551_615, state: .failed,
+                         error: ProtocolError(.jobFailed, "it failed"), clientUID: 4_294_967_295),
+            JobEndRecord(jobID: "j-3", worker: "wörker", action: "sleep", durationUsec: 1234, state: .cancelled,
+                         error: ProtocolError(.cancelled, "cancelled"), clientUID: 1000),
+        ]
+        for r in records {
+            log.jobEnded(r)
+            let direct = Self.drain(fds[0])
+            handler.log(event: Self.event(r.level, r.message, r.fields, id: r.messageID))
+            #expect(direct == Self.drain(fds[0]))
+        }
+        #expect(records[0].message == "job m3k2x9a1-17 (noop) completed on w1")
+        #expect(records[1].message == "job j-2 (fail) failed: it failed" && records[1].level == .warning)
+        #expect(records[2].result == "cancelled" && records[2].level == .info)
+    }
+
+    /// Held job-end lines are written once the loop has run its batch, and
+    /// before any other record, so the order of lines never changes.
+    @Test func heldJobEndsKeepTheirOrder() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        let loop = Loop.current
+        log.holdJobEnds(until: loop)
+        // A timer far off keeps the mode alive while the test runs it briefly.
+        let keepAlive = LoopTimer(after: .seconds(60)) { _ in }
+        loop.add(keepAlive, forMode: .default)
+        defer { keepAlive.invalidate() }
+        func record(_ n: Int) -> JobEndRecord {
+            JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
+        }
+        log.jobEnded(record(1))
+        log.jobEnded(record(2))
+        #expect(Self.drain(fds[0]) == "")
+        loop.run(mode: .default, timeout: .milliseconds(20))
+        let batch = Self.drain(fds[0]).split(separator: "\n")
+        #expect(batch.count == 2 && batch[0].contains("JOB_ID=j-1 ") && batch[1].contains("JOB_ID=j-2 "))
+        log.jobEnded(record(3))
+        log(.notice, "after job 3")
+        let lines = Self.drain(fds[0]).split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].contains("JOB_ID=j-3 ") && lines[1] == "loopd notice: after job 3")
+        loop.run(mode: .default, timeout: .milliseconds(20))
+        #expect(Self.drain(fds[0]) == "")
+    }
+
+    @Test func journalEntriesAreUnchanged() {
+        let handler = JournalLogHandler(identifier: "loopd")
+        for id in [MessageID.jobFinished, nil] {
+            let entry = handler.entry(level: .info, message: "job x done", fields: Self.fields, id: id,
+                                      file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+            var direct: [String] = []
+            var start = 0
+            for end in entry.ends {
+                direct.append(String(decoding: entry.buffer[start..<end], as: UTF8.self))
+                start = end
+            }
+            let generic = handler.fields(of: Self.event(.info, "job x done", Self.fields, id: id))
+            #expect(direct.sorted() == generic.sorted())
+        }
+    }
+
+    @Test func handlersWithMetadataGoThroughSwiftLog() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        defer { close(fds[0]); close(fds[1]) }
+        var handler = StderrLogHandler(fileDescriptor: fds[1])
+        handler.metadata["HOST"] = "a"
+        let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        log(.info, "hello", [(.worker, "w1")])
+        #expect(Self.drain(fds[0]) == "loopd info: hello HOST=a WORKER=w1\n")
+    }
+}

@@ -1,0 +1,98 @@
+import LoopRuntime
+import Testing
+@testable import LoopdCore
+@testable import LoopdProtocol
+
+/// Replies are written as bytes straight into a connection's buffer; the
+/// text must be exactly what the String writer they replaced produced.
+@Suite struct JSONBytesTests {
+    /// The String writer replies were built with before (kept here as the reference).
+    static func reference(_ value: JSON) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .integer(let n): return String(n)
+        case .double(let d): return d.isFinite ? "\(d)" : "null"
+        case .string(let s): return referenceString(s)
+        case .array(let items): return "[" + items.map(reference).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { referenceString($0.0) + ":" + reference($0.1) }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func referenceString(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20 || u.value == 0x7F || u.value == 0x2028 || u.value == 0x2029:
+                let hex = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+
+    static let strings = [
+        "", "plain", "with \"quotes\" and \\ backslash", "tab\tnew\nline\rcr", "\u{0}\u{1}\u{1F}\u{7F}",
+        "line\u{2028}sep\u{2029}", "é ü ß 日本 🦊", "\u{E000}\u{FFFF}\u{10FFFF}", "€ starts with E2 too",
+    ]
+
+    static let values: [JSON] = [
+        .null, true, false, 0, -1, 42, .integer(.max), .integer(.min), .double(0.5), .double(-1e300), .double(.infinity),
+        .double(.nan), [], [1, "a", nil, [true]], .object([]),
+        .object([("job", "m3k2x9a1-17"), ("state", "completed"), ("worker", "w1"), ("result", .object([("output", "a\nb")]))]),
+    ] + strings.map { .string($0) } + [.object(strings.map { ($0, .string($0)) })]
+
+    @Test func bytesMatchTheStringWriter() {
+        for value in Self.values {
+            var bytes: [UInt8] = []
+            value.write(into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == Self.reference(value))
+            #expect(value.serialized() == Self.reference(value))
+        }
+    }
+
+    @Test func replyLinesMatch() {
+        let fields: [(String, JSON)] = [("job", "j-1"), ("state", "completed"), ("result", .object([("x", 1)]))]
+        let error = ProtocolError(.jobFailed, "it \"failed\"\n")
+        for id: RequestID? in [nil, .integer(-7), .string("a\"b")] {
+            let idText = id.map { Self.reference($0.json) } ?? "null"
+            let ok = Response.ok(id: id, fields)
+            #expect(ok == "{\"id\":\(idText),\"ok\":true," + Self.reference(.object(fields)).dropFirst() + "\n")
+            let failed = Response.error(id: id, error, fields)
+            let errorText = Self.reference(.object([("code", "job_failed"), ("message", .string(error.message))]))
+            #expect(failed == "{\"id\":\(idText),\"ok\":false,\"error\":\(errorText)," + Self.reference(.object(fields)).dropFirst() + "\n")
+            #expect(Response.ok(id: id) == "{\"id\":\(idText),\"ok\":true}\n")
+        }
+    }
+}
+
+/// A job's reply written field by field is the line `Response.ok` writes
+/// for `replyFields(includeDetails: false)`.
+@Suite struct JobReplyTests {
+    @Test func jobRepliesMatchTheirFieldList() {
+        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current) { _ in }
+        defer { worker.stop() }
+        let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
+                      clientUID: 0, acceptedAt: 0, submittedAtUnixMs: 0)
+        for result: JSON? in [nil, .object([]), .object([("output", "a\nb ü")])] {
+            job.result = result
+            for state in [JobState.queued, .completed, .failed] {
+                job.state = state
+                for id: RequestID? in [nil, .integer(7), .string("x")] {
+                    var direct: [UInt8] = []
+                    Response.beginOK(id: id, into: &direct)
+                    job.writeReplyFields(into: &direct)
+                    Response.end(into: &direct)
+                    #expect(String(decoding: direct, as: UTF8.self) == Response.ok(id: id, job.replyFields(includeDetails: false)))
+                }
+            }
+        }
+    }
+}
