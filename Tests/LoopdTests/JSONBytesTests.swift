@@ -80,7 +80,7 @@ import Testing
         let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current) { _ in }
         defer { worker.stop() }
         let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
-                      clientUID: 0, acceptedAt: 0, submittedAtUnixMs: 0)
+                      owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
         for result: JSON? in [nil, .object([]), .object([("output", "a\nb ü")])] {
             job.result = result
             for state in [JobState.queued, .completed, .failed] {
