@@ -119,8 +119,25 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         #expect(!files.isEmpty)
         for name in files {
-            let bytes = Array(try Data(contentsOf: dir.appendingPathComponent(name)))
+            let bytes = try #require(Self.readFile(dir.appendingPathComponent(name).path), "\(name)")
             #expect(Self.agree(bytes), "\(name)")
+        }
+    }
+
+    /// A file's bytes through plain read(2). Foundation's `Data(contentsOf:)`
+    /// leaks a 4 KiB buffer on an empty file (the corpus has one), which
+    /// fails the AddressSanitizer run.
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 { out += chunk[0..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            return n == 0 ? out : nil
         }
     }
 }
