@@ -23,46 +23,28 @@ import Testing
                         file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
     }
 
-    /// What a pipe received so far (non-blocking read end).
-    static func drain(_ fd: Int32) -> String {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { break }
-            out += chunk[0..<n]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     @Test func stderrLinesAreUnchanged() throws {
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
-        defer { close(fds[0]); close(fds[1]) }
-        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let pipe = try #require(CapturePipe())
+        let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
         let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
         for (level, id) in [(Logger.Level.info, MessageID.jobFinished), (.warning, .jobFailed)] {
             log(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id)
-            let direct = Self.drain(fds[0])
+            let direct = pipe.drain()
             handler.log(event: Self.event(level, "job m3k2x9a1-17 (echo) completed on w1", Self.fields, id: id))
-            let generic = Self.drain(fds[0])
+            let generic = pipe.drain()
             #expect(direct == generic)
             #expect(direct.hasPrefix("loopd \(level.rawValue): job m3k2x9a1-17 (echo) completed on w1 ACTION=echo CLIENT_UID=1000"))
         }
         // Below the handler's level nothing is written.
         log(.debug, "not shown", Self.fields)
-        #expect(Self.drain(fds[0]) == "")
+        #expect(pipe.drain() == "")
     }
 
     /// The job-end record, formatted from its parts, is the line the
     /// generic path writes for its text and fields.
     @Test func jobEndLinesAreUnchanged() throws {
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
-        defer { close(fds[0]); close(fds[1]) }
-        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let pipe = try #require(CapturePipe())
+        let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
         let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
         let records = [
             JobEndRecord(jobID: "m3k2x9a1-17", worker: "w1", action: "noop", durationUsec: 0, state: .completed,
@@ -74,9 +56,9 @@ import Testing
         ]
         for r in records {
             log.jobEnded(r)
-            let direct = Self.drain(fds[0])
+            let direct = pipe.drain()
             handler.log(event: Self.event(r.level, r.message, r.fields, id: r.messageID))
-            #expect(direct == Self.drain(fds[0]))
+            #expect(direct == pipe.drain())
         }
         #expect(records[0].message == "job m3k2x9a1-17 (noop) completed on w1")
         #expect(records[1].message == "job j-2 (fail) failed: it failed" && records[1].level == .warning)
@@ -86,11 +68,8 @@ import Testing
     /// Held job-end lines are written once the loop has run its batch, and
     /// before any other record, so the order of lines never changes.
     @Test func heldJobEndsKeepTheirOrder() throws {
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
-        defer { close(fds[0]); close(fds[1]) }
-        let handler = StderrLogHandler(fileDescriptor: fds[1])
+        let pipe = try #require(CapturePipe())
+        let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
         var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
         let loop = Loop.current
         log.holdJobEnds(until: loop)
@@ -103,16 +82,16 @@ import Testing
         }
         log.jobEnded(record(1))
         log.jobEnded(record(2))
-        #expect(Self.drain(fds[0]) == "")
+        #expect(pipe.drain() == "")
         loop.run(mode: .default, timeout: .milliseconds(20))
-        let batch = Self.drain(fds[0]).split(separator: "\n")
+        let batch = pipe.drain().split(separator: "\n")
         #expect(batch.count == 2 && batch[0].contains("JOB_ID=j-1 ") && batch[1].contains("JOB_ID=j-2 "))
         log.jobEnded(record(3))
         log(.notice, "after job 3")
-        let lines = Self.drain(fds[0]).split(separator: "\n")
+        let lines = pipe.drain().split(separator: "\n")
         #expect(lines.count == 2 && lines[0].contains("JOB_ID=j-3 ") && lines[1] == "loopd notice: after job 3")
         loop.run(mode: .default, timeout: .milliseconds(20))
-        #expect(Self.drain(fds[0]) == "")
+        #expect(pipe.drain() == "")
     }
 
     @Test func journalEntriesAreUnchanged() {
@@ -132,14 +111,42 @@ import Testing
     }
 
     @Test func handlersWithMetadataGoThroughSwiftLog() throws {
-        var fds: [Int32] = [0, 0]
-        try #require(pipe(&fds) == 0)
-        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
-        defer { close(fds[0]); close(fds[1]) }
-        var handler = StderrLogHandler(fileDescriptor: fds[1])
+        let pipe = try #require(CapturePipe())
+        var handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
         handler.metadata["HOST"] = "a"
         let log = DaemonLogger(Logger(label: "loopd") { _ in handler })
         log(.info, "hello", [(.worker, "w1")])
-        #expect(Self.drain(fds[0]) == "loopd info: hello HOST=a WORKER=w1\n")
+        #expect(pipe.drain() == "loopd info: hello HOST=a WORKER=w1\n")
+    }
+}
+
+/// A pipe a handler writes into and a test reads back from.
+final class CapturePipe {
+    let readEnd: Int32
+    let writeEnd: Int32
+
+    init?() {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return nil }
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    /// What the pipe received so far.
+    func drain() -> String {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            out += chunk[0..<n]
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
