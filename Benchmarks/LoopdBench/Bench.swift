@@ -171,7 +171,11 @@ final class Bench {
             return
         }
         do throws(BenchError) {
-            var m = try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon)
+            // Many clients: one polling thread, as redis-benchmark does (see
+            // Multiplexed.swift); `--thread-per-client` for the other way.
+            var m = scenario.clients > 1 && !options.threadPerClient
+                ? try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon)
+                : try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon)
             m.round = round
             measured[scenario.name, default: []].append(m)
             let p = Percentiles(m.latencies)

@@ -97,6 +97,24 @@ final class Connection {
         }
     }
 
+    /// One read of what has arrived (the socket is readable: it does not
+    /// block), then `onReply` for every complete reply line buffered, which
+    /// may be none. For a caller that waits for readiness itself (`poll`).
+    func receiveAvailable(_ onReply: (Int64) throws(BenchError) -> Void) throws(BenchError) {
+        try fill()
+        let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var lineStart = start
+        for k in start..<end where base[k] == 0x0A {
+            try onReply(try Self.parseOK(base, lineStart, k))
+            lineStart = k + 1
+        }
+        start = lineStart
+        if start == end {
+            start = 0
+            end = 0
+        }
+    }
+
     /// Reads one whole reply line of any shape (for control requests).
     func receiveLine() throws(BenchError) -> String {
         while true {

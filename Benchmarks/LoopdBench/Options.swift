@@ -11,13 +11,16 @@ struct Options {
     var keep = false
     /// loopd's server.log_level; nil: its default (info: one record per finished job).
     var logLevel: String?
+    /// Drive the many-client scenarios with a thread per client instead of
+    /// one thread polling every connection (redis-benchmark's way, the default).
+    var threadPerClient = false
     /// Measurements to run (default all): seq1 c16 pipe64 c50 durable redis.
     var only: Set<String>?
     static let measurements: Set<String> = ["seq1", "c16", "pipe64", "c50", "durable", "redis"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L]
-                  [--only seq1,c16,pipe64,c50,durable,redis]
+                  [--only seq1,c16,pipe64,c50,durable,redis] [--thread-per-client]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
@@ -27,6 +30,8 @@ struct Options {
           --keep       keep that directory (loopd.log, journal, redis-benchmark output)
           --only LIST  run only these measurements (for profiling); the table shows the rest as —
           --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)
+          --thread-per-client  drive the 16- and 50-client scenarios with a blocking thread per client
+                       (default: one thread polling every connection, as redis-benchmark -c N does)
         """
 
     static func parse(_ args: [String]) -> Options {
@@ -48,6 +53,7 @@ struct Options {
             case "--tmp": o.tmpBase = value()
             case "--keep": o.keep = true
             case "--log-level": o.logLevel = value()
+            case "--thread-per-client": o.threadPerClient = true
             case "--only":
                 let names = Set(value().split(separator: ",").map(String.init))
                 guard names.isSubset(of: measurements) else { fail("--only takes \(measurements.sorted().joined(separator: ","))") }

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The many-client scenarios driven the way `redis-benchmark -c N` drives
+/// redis: one thread multiplexing every connection with `poll`, not a thread
+/// per client. Both subjects of the comparison then face the same kind of
+/// load generator, and the client side costs the shared 2 CPUs the same:
+/// a thread per client blocked in `read` makes every reply a scheduler
+/// wake-up of its own, which loopd's replies would pay for and redis's not.
+func runMultiplexed(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
+    var connections: [Connection] = []
+    for _ in 0..<scenario.clients { connections.append(try Connection(path: socketPath)) }
+    if scenario.warmup > 0 {
+        _ = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: 30,
+                         limitPerConnection: scenario.warmup)
+    }
+    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
+    let run = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
+                           limitPerConnection: Int.max)
+    let wall = Double(monotonicNow() - wall0) / 1e9
+    return Measurement(jobs: run.jobs, seconds: Double(run.end - run.start) / 1e9, latencies: run.latencies,
+                       loopdCPU: loopd.cpuSeconds - cpu0, benchCPU: Processes.ownCPUSeconds() - own0, wallSeconds: wall)
+}
+
+/// Keeps `depth` requests in flight on every connection for `seconds` (or
+/// until `limitPerConnection` were sent on each), then waits for the rest.
+/// Every reply must carry the id of a request in flight on its connection, once.
+private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8], seconds: Double,
+                      limitPerConnection: Int) throws(BenchError) -> (jobs: Int, start: UInt64, end: UInt64, latencies: [UInt64]) {
+    let expected = min(limitPerConnection, Int(seconds * 200_000 / Double(connections.count * max(depth, 1))) + 1024)
+    var flights = connections.map { _ in InFlight(expected: expected) }
+    var latencies: [UInt64] = []
+    latencies.reserveCapacity(expected * connections.count)
+    var fds = connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+    let limit = Int64(limitPerConnection)
+    let start = monotonicNow()
+    let stopAt = start + UInt64(seconds * 1e9)
+    var now = start
+
+    func topUp(_ k: Int) throws(BenchError) {
+        while flights[k].count < depth && flights[k].sent < limit {
+            connections[k].enqueue(id: flights[k].next(at: now), suffix: request)
+        }
+        try connections[k].flush()
+    }
+
+    for k in connections.indices { try topUp(k) }
+    var outstanding = flights.reduce(Int64(0)) { $0 + $1.count }
+    while outstanding > 0 {
+        let ready = poll(&fds, nfds_t(fds.count), 10_000)
+        if ready < 0 {
+            if errno == EINTR { continue }
+            throw BenchError("poll: \(errnoText())")
+        }
+        guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(connections.count) connections") }
+        for k in fds.indices where fds[k].revents != 0 {
+            fds[k].revents = 0
+            let before = flights[k].count
+            try connections[k].receiveAvailable { (id) throws(BenchError) in
+                latencies.append(try flights[k].answer(id, at: monotonicNow()))
+            }
+            now = monotonicNow()
+            if now < stopAt { try topUp(k) }
+            outstanding += flights[k].count - before
+        }
+    }
+    return (Int(flights.reduce(Int64(0)) { $0 + $1.answered }), start, now, latencies)
+}
