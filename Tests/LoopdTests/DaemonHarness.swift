@@ -56,8 +56,12 @@ final class TestClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
+    /// The descriptor is stored only once connected: a class whose stored
+    /// properties are all set when its init throws still runs its deinit,
+    /// which here would close the descriptor a second time (and so, now and
+    /// then, a socket another test had just been given the same number for).
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
@@ -68,9 +72,14 @@ final class TestClient {
         let r = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard r == 0 else { close(fd); throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        guard r == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
         var tv = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
     }
 
     deinit { close(fd) }
