@@ -57,14 +57,15 @@ let package = Package(
             name: "loop-example", dependencies: ["LoopRuntime"],
             path: "Examples/loop-example", swiftSettings: strict),
         // libFuzzer targets (Fuzz/run.sh, docs/RELIABILITY.md); an ordinary build replays corpus files.
+        .target(name: "FuzzReplay", path: "Fuzz/FuzzReplay", swiftSettings: strict),
         .executableTarget(
-            name: "FuzzRequestDecoder", dependencies: ["LoopdProtocol"], path: "Fuzz/FuzzRequestDecoder",
+            name: "FuzzRequestDecoder", dependencies: ["LoopdProtocol", "FuzzReplay"], path: "Fuzz/FuzzRequestDecoder",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "FuzzLineFramer", dependencies: ["LoopdProtocol"], path: "Fuzz/FuzzLineFramer",
+            name: "FuzzLineFramer", dependencies: ["LoopdProtocol", "FuzzReplay"], path: "Fuzz/FuzzLineFramer",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "FuzzConfigParser", dependencies: ["LoopdCore"], path: "Fuzz/FuzzConfigParser",
+            name: "FuzzConfigParser", dependencies: ["LoopdCore", "FuzzReplay"], path: "Fuzz/FuzzConfigParser",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
         .testTarget(

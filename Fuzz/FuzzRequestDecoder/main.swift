@@ -16,6 +16,7 @@
 // instead: `FuzzRequestDecoder Fuzz/corpus/FuzzRequestDecoder/*`.
 import Glibc
 import LoopdProtocol
+import FuzzReplay
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -83,23 +84,8 @@ private func encode(_ request: Request) -> String {
 }
 
 #if !LOOPD_LIBFUZZER
-/// Without libFuzzer: runs each file named on the command line through the
-/// target once, so the corpus doubles as a regression suite in any build.
+/// Without libFuzzer: replays the files named on the command line.
 @main enum Replay {
-    static func main() {
-        let files = CommandLine.arguments.dropFirst()
-        if files.isEmpty { print("usage: FuzzRequestDecoder FILE... (a libFuzzer build fuzzes instead; see Fuzz/run.sh)") }
-        for path in files {
-            guard let file = fopen(path, "rb") else { fatalError("cannot open \(path)") }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while case let n = fread(&chunk, 1, chunk.count, file), n > 0 { bytes += chunk[0..<n] }
-            fclose(file)
-            // One spare byte, so even an empty input has an address to pass.
-            bytes.append(0)
-            _ = bytes.withUnsafeBufferPointer { fuzz($0.baseAddress.unsafelyUnwrapped, $0.count - 1) }
-        }
-        print("FuzzRequestDecoder: replayed \(files.count) inputs")
-    }
+    static func main() { replayCorpusFiles(target: "FuzzRequestDecoder", fuzz) }
 }
 #endif
