@@ -46,6 +46,14 @@ HEADER = 16  # journal file header bytes
 RECORD_HEAD = 9  # length u32, crc u32, type u8
 
 
+def logged_since(log_path, offset, text):
+    """Whether the daemon's log has `text` past byte `offset` (what the
+    latest start wrote)."""
+    with open(log_path, errors="replace") as f:
+        f.seek(offset)
+        return text in f.read()
+
+
 def actions(record_file):
     return f"""
 [actions.record]
@@ -245,9 +253,7 @@ def main():
         if not checks.check(up, f"round {rnd}: loopd restarts on the journal" + (f" ({injected})" if injected else "")):
             break
         if injected:
-            with open(d.log_path, errors="replace") as f:
-                f.seek(log_before)
-                cut = "journal: cut" in f.read()
+            cut = logged_since(d.log_path, log_before, "journal: cut")
             checks.check(cut, f"round {rnd}: the damaged tail was cut and reported")
             repaired += cut
         lost, wrong, still_open = verify(d.socket_path, ledger, rnd)
@@ -282,9 +288,7 @@ def main():
     log_before = os.path.getsize(d.log_path)
     if d.start():
         if injected:
-            with open(d.log_path, errors="replace") as f:
-                f.seek(log_before)
-                cut = "journal: cut" in f.read()
+            cut = logged_since(d.log_path, log_before, "journal: cut")
             checks.check(cut, f"final start: the damaged tail was cut and reported ({injected})")
             repaired += cut
         lost, wrong, still_open = verify(d.socket_path, ledger, args.rounds)

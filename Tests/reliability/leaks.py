@@ -28,12 +28,12 @@ import argparse
 import os
 import socket
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import Checks, Client, LoopdProcess, binary_dir, make_workdir, section, wait_idle, wait_until  # noqa: E402
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, make_workdir, run_threads, section,  # noqa: E402
+                       wait_idle, wait_until)
 from load import WORKERS, config_actions, warm_up  # noqa: E402
 
 KINDS = {
@@ -50,46 +50,35 @@ KINDS = {
 
 
 def run_kind(path, kind, jobs, connections=4):
-    errors = []
-
     def one(k):
         per = jobs // connections
-        try:
-            if kind == "disconnect":
-                for start in range(0, per, 50):
-                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                    s.connect(path)
-                    s.sendall(b"".join(b'{"id":%d,"op":"submit","action":"sleep","args":["0"]}\n' % i
-                                       for i in range(50)))
-                    s.close()
-                return
-            with Client(path, timeout=60) as c:
-                for start in range(0, per, 100):
-                    n = min(100, per - start)
-                    if kind == "delay_cancel":
-                        c.send_many([{"id": i, "op": "submit", "action": "echo", "args": ["x"], "delay_ms": 60000,
-                                      "wait": False} for i in range(n)])
-                        jobs_ = [c.read_reply()["job"] for _ in range(n)]
-                        c.send_many([{"id": i, "op": "cancel", "job": j} for i, j in enumerate(jobs_)])
-                        for _ in range(n):
-                            r = c.read_reply()
-                            if r.get("cancelled") is not True:
-                                raise RuntimeError(f"cancel {r}")
-                        continue
-                    c.send_many([dict(KINDS[kind](f"{k}.{start + i}"), id=i) for i in range(n)])
+        if kind == "disconnect":
+            for start in range(0, per, 50):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                s.sendall(b"".join(b'{"id":%d,"op":"submit","action":"sleep","args":["0"]}\n' % i
+                                   for i in range(50)))
+                s.close()
+            return
+        with Client(path, timeout=60) as c:
+            for start in range(0, per, 100):
+                n = min(100, per - start)
+                if kind == "delay_cancel":
+                    c.send_many([{"id": i, "op": "submit", "action": "echo", "args": ["x"], "delay_ms": 60000,
+                                  "wait": False} for i in range(n)])
+                    jobs_ = [c.read_reply()["job"] for _ in range(n)]
+                    c.send_many([{"id": i, "op": "cancel", "job": j} for i, j in enumerate(jobs_)])
                     for _ in range(n):
-                        if c.read_reply() is None:
-                            raise RuntimeError("closed")
-        except Exception as e:
-            errors.append(e)
+                        r = c.read_reply()
+                        if r.get("cancelled") is not True:
+                            raise RuntimeError(f"cancel {r}")
+                    continue
+                c.send_many([dict(KINDS[kind](f"{k}.{start + i}"), id=i) for i in range(n)])
+                for _ in range(n):
+                    if c.read_reply() is None:
+                        raise RuntimeError("closed")
 
-    threads = [threading.Thread(target=one, args=(k,)) for k in range(connections)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_threads(one, connections)
 
 
 def settle(d, path, base_fd):

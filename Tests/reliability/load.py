@@ -47,7 +47,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import (Checks, Client, LoopdProcess, binary_dir, in_child_process, make_workdir,  # noqa: E402
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, in_child_process, make_workdir, run_threads,  # noqa: E402
                        section, seeded_random, wait_idle, wait_until)
 
 WORKERS = ["w1", "w2", "w3", "w4"]
@@ -495,39 +495,29 @@ def warm_up(path, jobs, connections=4):
     a fixed shape, pipelined over a few connections. Run before the RSS
     baseline and again after the load: both measurements then see a window
     of the same content, and what differs is what the load left behind."""
-    import threading
-    errors = []
+    count = jobs // connections
 
-    def one(k, count):
+    def one(k):
         window = 400
         sent = done = 0
-        try:
-            with Client(path, timeout=60) as c:
-                while done < count:
-                    batch = []
-                    while sent < count and sent - done < window:
-                        sent += 1
-                        batch.append({"id": sent, "op": "submit", "action": "echo",
-                                      "args": [f"warm{k}.{sent}", "w" * 40], "worker": WORKERS[sent % len(WORKERS)]})
-                    if batch:
-                        c.send_many(batch)
-                    target = 0 if sent >= count else window // 2
-                    while sent - done > target:
-                        r = c.read_reply()
-                        if r is None or not r.get("ok"):
-                            raise RuntimeError(f"warm-up reply {r}")
-                        done += 1
-        except Exception as e:
-            errors.append(e)
+        with Client(path, timeout=60) as c:
+            while done < count:
+                batch = []
+                while sent < count and sent - done < window:
+                    sent += 1
+                    batch.append({"id": sent, "op": "submit", "action": "echo",
+                                  "args": [f"warm{k}.{sent}", "w" * 40], "worker": WORKERS[sent % len(WORKERS)]})
+                if batch:
+                    c.send_many(batch)
+                target = 0 if sent >= count else window // 2
+                while sent - done > target:
+                    r = c.read_reply()
+                    if r is None or not r.get("ok"):
+                        raise RuntimeError(f"warm-up reply {r}")
+                    done += 1
 
-    threads = [threading.Thread(target=one, args=(k, jobs // connections)) for k in range(connections)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return jobs // connections * connections
+    run_threads(one, connections)
+    return count * connections
 
 
 def analyse_records(record_file, ledger, checks):

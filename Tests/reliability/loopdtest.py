@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # ---------------------------------------------------------------- cleanup
@@ -326,6 +327,26 @@ class Client:
         if reply.get("id") != rid:
             raise AssertionError(f"reply {reply} does not match request id {rid}")
         return reply
+
+
+def run_threads(body, count):
+    """Runs body(k) for k in range(count), each on its own thread, all at
+    once; waits for them and re-raises the first exception any of them raised."""
+    errors = []
+
+    def guarded(k):
+        try:
+            body(k)
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def wait_idle(path, timeout=60):
