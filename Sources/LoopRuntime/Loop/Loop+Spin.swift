@@ -1,8 +1,3 @@
-import CLoopShims
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension Loop {
     /// How long the loop busy-waits for work before each sleep in the
     /// kernel; `.zero` (the default) turns it off. Any thread; read at each
@@ -71,7 +66,7 @@ extension Loop {
                     poked = true
                     break spinning
                 }
-                cloop_cpu_relax()
+                relaxCPU()
             }
             if monotonicNanoseconds() >= end { break }
             round &+= 1
@@ -86,7 +81,7 @@ extension Loop {
             // oversubscribed machine), a spinner only delays that thread:
             // offer it the CPU. With nothing else runnable here this returns
             // at once.
-            sched_yield()
+            yieldCPU()
         }
         inbox.withLock { $0.spinning = false }
         // Poked: work is queued (or a wake-up asked for). This pass would
