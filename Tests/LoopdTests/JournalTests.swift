@@ -153,6 +153,31 @@ import Testing
         }
     }
 
+    /// `nextExpiry` names when the oldest retained finish passes retention,
+    /// which is when the daemon's idle timer expires it (bug
+    /// durable-results-held-while-idle); nil once none is retained.
+    @Test func nextExpiryFollowsTheOldestRetainedFinish() throws {
+        try withDirectory { dir in
+            var now: Int64 = 1_700_000_000_000
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 10, clock: { now })
+            #expect(journal.nextExpiry == nil)
+            journal.appendSubmitted(sampleJob(0))
+            journal.appendSubmitted(sampleJob(1))
+            try journal.commit()
+            #expect(journal.nextExpiry == nil)  // pending jobs never expire
+            journal.appendFinished(FinishedJob(id: "j0", state: "completed", resultJSON: "{}", finishedAt: now))
+            journal.appendFinished(FinishedJob(id: "j1", state: "completed", resultJSON: "{}", finishedAt: now + 3_000))
+            try journal.commit()
+            #expect(journal.nextExpiry == now + 10_000)
+            now += 10_001
+            try journal.compactIfNeeded()
+            #expect(journal.stats.retainedFinished == 1 && journal.nextExpiry == now - 10_001 + 13_000)
+            now += 3_000
+            try journal.compactIfNeeded()
+            #expect(journal.stats.retainedFinished == 0 && journal.nextExpiry == nil)
+        }
+    }
+
     @Test func anOversizedSubmitFailsItsCommitWithoutIO() throws {
         try withDirectory { dir in
             let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)

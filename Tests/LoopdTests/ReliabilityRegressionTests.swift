@@ -54,6 +54,28 @@ import Testing
         #expect(size < 8 << 20, "journal.log is \(size) bytes after 12 MB of dead records")
     }
 
+    /// Bug durable-results-held-while-idle (found by the 10-minute soak of
+    /// Tests/reliability/load.py, whose RSS stayed up after the load):
+    /// finished durable jobs past `retention_seconds` were forgotten only
+    /// when a later journal commit ran, so an idle daemon held every result
+    /// of its last busy period. A timer now expires them; `stats` shows it.
+    @Test func durableResultsHeldWhileIdle_retainedFinishesExpireWithoutFurtherWork() throws {
+        let d = RunningDaemon { $0.journal.retentionSeconds = 2 }
+        defer { d.stop() }
+        let c = try d.client()
+        #expect(c.call(#"{"id":1,"op":"submit","action":"echo","args":["kept"],"durable":true}"#)?["state"] == "completed")
+        // The finish is committed at the end of the main-loop pass that
+        // answered: a stats request can overtake it. Then nothing appends to
+        // the journal any more, so only the timer can expire it.
+        var seen: [Int64?] = []
+        for i in 0..<600 where !(seen.contains(1) && seen.last == 0) {  // up to 30 s, far past the 2 s retention
+            seen.append(c.call(#"{"id":"s\#(i)","op":"stats"}"#)?["journal"]?["retained_finished"]?.integerValue)
+            usleep(50_000)
+        }
+        #expect(seen.contains(1), "the finish was retained: \(seen)")
+        #expect(seen.last == 0, "and expired: \(seen.suffix(3))")
+    }
+
     /// Bug supplementary-groups-ignored (found by Tests/reliability/privilege.py):
     /// the server checked `allow_groups` against the client's primary gid
     /// only, never its supplementary groups, although the config documents

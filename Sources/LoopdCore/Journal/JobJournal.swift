@@ -231,6 +231,17 @@ public final class JobJournal {
         return job
     }
 
+    /// When (Unix ms, by the journal's clock) the oldest retained finish
+    /// passes retention; nil while none is retained. Commits expire retained
+    /// finishes as they go; an idle daemon calls `compactIfNeeded()` at this
+    /// time so their memory is not held until the next durable job.
+    public var nextExpiry: Int64? {
+        state.oldestFinishAt.map { $0 + retentionMs }
+    }
+
+    /// The journal clock's time now (Unix ms).
+    public var now: Int64 { clock() }
+
     /// Counters and sizes; see `JournalStats`.
     public var stats: JournalStats {
         var stats = counters

@@ -63,11 +63,24 @@ struct JournalState {
                 liveBytes -= current.size
             }
         }
-        // Drop the consumed prefix once it dominates, keeping pops O(1) amortised.
-        if expiryHead > 1024 && expiryHead * 2 > expiryQueue.count {
+        // Emptied after a peak: give the storage back rather than keep the
+        // peak's capacity for the daemon's lifetime.
+        if finished.isEmpty && finished.capacity > 1024 { finished = [:] }
+        if pending.isEmpty && pending.capacity > 1024 { pending = [:] }
+        if expiryHead == expiryQueue.count {
+            expiryQueue.removeAll(keepingCapacity: expiryQueue.capacity <= 1024)
+            expiryHead = 0
+        } else if expiryHead > 1024 && expiryHead * 2 > expiryQueue.count {
+            // Drop the consumed prefix once it dominates, keeping pops O(1) amortised.
             expiryQueue.removeFirst(expiryHead)
             expiryHead = 0
         }
+    }
+
+    /// When the oldest retained finish happened (Unix ms); nil if none is
+    /// retained. May name a finish since replaced: expiry skips those.
+    var oldestFinishAt: Int64? {
+        expiryHead < expiryQueue.count ? expiryQueue[expiryHead].finishedAt : nil
     }
 
     /// The finished job `id`, if retained.

@@ -82,11 +82,7 @@ extension Server {
             // Expires finished jobs past retention and rewrites a mostly dead
             // log; without this the log and its in-memory state grew for the
             // daemon's lifetime (bug: journal-never-compacted).
-            do {
-                try journal.compactIfNeeded()
-            } catch {
-                log(.warning, "journal compaction failed (not fatal: the log stays in use as it is): \(error)")
-            }
+            compactJournal(journal)
         } catch {
             log(.error, "journal commit failed: \(error)")
             for (job, connection, id) in batch where job.awaitingCommit {
@@ -101,6 +97,33 @@ extension Server {
                 finish(job, .failure(failure, result: .object([])), state: .failed, journaled: false)
             }
         }
+    }
+
+    /// Expires retained finishes past retention, compacts a mostly dead
+    /// log, and arms the expiry timer for the next retained finish.
+    func compactJournal(_ journal: JobJournal) {
+        do {
+            try journal.compactIfNeeded()
+        } catch {
+            log(.warning, "journal compaction failed (not fatal: the log stays in use as it is): \(error)")
+        }
+        scheduleJournalExpiry(journal)
+    }
+
+    /// Commits expire retained finishes as they pass; this one-shot timer
+    /// does it when none comes (bug: durable-results-held-while-idle: an
+    /// idle daemon kept every finish of its last busy minute in memory).
+    /// Finishes due within a second of each other expire together, so it
+    /// wakes the loop at most once a second, and never when none is retained.
+    func scheduleJournalExpiry(_ journal: JobJournal) {
+        guard journalExpiryTimer == nil, let due = journal.nextExpiry else { return }
+        let wait = Swift.max(0, due - journal.now) + 1000
+        let timer = LoopTimer(after: .milliseconds(wait), tolerance: .milliseconds(500)) { [unowned self] _ in
+            journalExpiryTimer = nil
+            if let journal = self.journal { compactJournal(journal) }
+        }
+        journalExpiryTimer = timer
+        loop.add(timer, forMode: .common)
     }
 
     /// A worker reports a job's end.
@@ -148,16 +171,9 @@ extension Server {
         retire(job)
     }
 
-    /// Keeps finished jobs queryable, up to a bound; durable ones stay in the journal.
+    /// Keeps finished jobs queryable, up to a bound (the oldest is forgotten
+    /// first); durable ones stay answerable from the journal for its retention.
     private func retire(_ job: Job) {
-        finishedOrder.append(job.id)
-        if finishedOrder.count - finishedHead > Server.retainedFinishedJobs {
-            jobs[finishedOrder[finishedHead]] = nil
-            finishedHead += 1
-            if finishedHead > Server.retainedFinishedJobs {
-                finishedOrder.removeFirst(finishedHead)
-                finishedHead = 0
-            }
-        }
+        if let evicted = finishedWindow.add(job.id) { jobs[evicted] = nil }
     }
 }

@@ -81,7 +81,7 @@ extension Server {
         let lat = stats.latencySummary()
         let queued = workers.reduce(0) { $0 + $1.outstanding }
         let running = workers.reduce(0) { $0 + ($1.runningJob.jobID == nil ? 0 : 1) }
-        return [
+        var fields: [(String, JSON)] = [
             ("accepted", .integer(Int64(stats.accepted))), ("completed", .integer(Int64(stats.completed))),
             ("failed", .integer(Int64(stats.failed))), ("cancelled", .integer(Int64(stats.cancelled))),
             ("queued", .integer(Int64(queued - running))), ("running", .integer(Int64(running))),
@@ -91,6 +91,14 @@ extension Server {
                 ("p99", .integer(Int64(lat.p99))), ("max", .integer(Int64(lat.max))),
             ])),
         ]
+        if let j = journal?.stats {
+            fields.append(("journal", .object([
+                ("bytes", .integer(Int64(j.fileBytes))), ("pending", .integer(Int64(j.liveJobs))),
+                ("retained_finished", .integer(Int64(j.retainedFinished))),
+                ("commits", .integer(Int64(j.commits))), ("compactions", .integer(Int64(j.compactions))),
+            ])))
+        }
+        return fields
     }
 
     private func status(_ jobID: String, id: RequestID?, to c: Connection) {

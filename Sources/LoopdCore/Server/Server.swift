@@ -14,14 +14,15 @@ final class Server: @unchecked Sendable {
     private(set) var workers: [Worker] = []
     private(set) var workersByName: [String: Worker] = [:]
     var jobs: [String: Job] = [:]
-    /// Finished non-durable jobs in the order they finished, for eviction.
-    var finishedOrder: [String] = []
-    var finishedHead = 0
-    static let retainedFinishedJobs = 100_000
+    /// Finished jobs stay in `jobs`, answering `status`, while in this window.
+    var finishedWindow = FinishedWindow(capacity: 100_000)
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
     var stats = Stats()
     var journal: JobJournal?
+    /// Armed while the journal retains finished durable jobs: forgets them
+    /// once past retention even if no durable work comes to do it.
+    var journalExpiryTimer: LoopTimer?
     /// Durable jobs appended to the journal, waiting for the next commit.
     var awaitingCommit: [(job: Job, connection: Connection?, id: RequestID?)] = []
     var listener: Listener?
@@ -30,8 +31,7 @@ final class Server: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var flushQueue: [Connection] = []
     private var flushScheduled = false
-    private var jobCounter: UInt64 = 0
-    private let idPrefix: String
+    private var jobIDs: JobIDGenerator
     private var commitObserver: LoopObserver?
     let daemonUID: UInt32
     /// The STATUS= text last sent.
@@ -51,7 +51,7 @@ final class Server: @unchecked Sendable {
         self.log = log
         self.notifier = notifier
         self.daemonUID = currentUID()
-        idPrefix = String(UInt64(unixMilliseconds()), radix: 36)
+        jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
     }
 
     /// Starts the workers; each `Worker` returns once its loop runs.
@@ -70,8 +70,10 @@ final class Server: @unchecked Sendable {
         workersByName[name] = worker
     }
 
-    /// Group commit: one journal write and fsync per main-loop pass.
+    /// Group commit: one journal write and fsync per main-loop pass; and the
+    /// expiry of finishes retained from before a restart.
     func installCommitObserver() {
+        if let journal { scheduleJournalExpiry(journal) }
         let o = LoopObserver(activities: .beforeWaiting, repeats: true, order: Int.max) { [unowned self] _, _ in
             commitJournal()
         }
@@ -119,8 +121,7 @@ final class Server: @unchecked Sendable {
     }
 
     func nextJobID() -> String {
-        jobCounter += 1
-        return "\(idPrefix)-\(jobCounter)"
+        jobIDs.next()
     }
 
     /// Worker for a placement, or the error to reply.
