@@ -1,4 +1,3 @@
-import CLoopShims
 
 extension Loop {
     /// Runs the loop in `mode` until it is stopped, the timeout passes, the

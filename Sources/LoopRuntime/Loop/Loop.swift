@@ -1,7 +1,6 @@
-import CLoopShims
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+import Glibc  // pid_t
 #endif
 
 /// A run loop: Apple's CFRunLoop model on epoll, eventfd and timerfd.
@@ -104,7 +103,7 @@ public final class Loop: @unchecked Sendable {
     public static var main: Loop { LoopRegistry.shared.mainLoop() }
 
     /// Whether the calling thread is the process's main thread.
-    public static var isMainThread: Bool { cloop_gettid() == getpid() }
+    public static var isMainThread: Bool { currentThreadID() == processID() }
 
     /// Whether the calling thread is this loop's thread.
     public var isCurrentThread: Bool { LoopRegistry.shared.currentLoopIfAny() === self }

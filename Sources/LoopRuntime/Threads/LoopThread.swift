@@ -1,8 +1,4 @@
-import CLoopShims
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A resident thread (seed 003, R26): a thread whose loop a port keeps
 /// alive, running `run(mode:timeout:)` over and over until `stop()`.
@@ -20,7 +16,7 @@ public final class LoopThread: @unchecked Sendable {
     /// The thread's loop.
     public let loop: Loop
     private let control: ThreadControl
-    private let thread: pthread_t
+    private let thread: NativeThread
 
     /// Starts the thread and returns once its loop is running.
     /// - Parameters:
@@ -35,15 +31,7 @@ public final class LoopThread: @unchecked Sendable {
         self.name = name
         let control = ThreadControl(name: name, mode: mode, clock: clock)
         self.control = control
-        var tid = pthread_t()
-        let box = Unmanaged.passRetained(control).toOpaque()
-        let r = pthread_create(&tid, nil, { raw in
-            let control = Unmanaged<ThreadControl>.fromOpaque(raw!).takeRetainedValue()
-            control.threadMain()
-            return nil
-        }, box)
-        precondition(r == 0, "pthread_create failed: \(r)")
-        thread = tid
+        thread = NativeThread { control.threadMain() }
         control.started.wait()
         loop = control.startedLoop!
         loop.spinBeforeSleeping = spinBeforeSleeping
@@ -125,10 +113,10 @@ public final class LoopThread: @unchecked Sendable {
         }
         if first { control.port!.send(id: ThreadControl.stop) }
         if loop.isCurrentThread {
-            if first { pthread_detach(thread) }
+            if first { thread.detach() }
             return
         }
-        if first { pthread_join(thread, nil) } else { control.exited.wait() }
+        if first { thread.join() } else { control.exited.wait() }
     }
 
     deinit {
@@ -168,7 +156,7 @@ final class ThreadControl: @unchecked Sendable {
     }
 
     func threadMain() {
-        cloop_set_thread_name(name)
+        setCurrentThreadName(name)
         let loop = Loop.current
         if case .manual = clock { loop.clock = clock }
         let port = LoopPort(order: Int.min) { [unowned self] message in
