@@ -57,6 +57,15 @@ final class Server: @unchecked Sendable {
     /// Starts the workers; each `Worker` returns once its loop runs.
     func startWorkers() {
         for w in config.workers { addWorker(name: w.name, mode: w.mode) }
+        applySpin()
+    }
+
+    /// `server.spin_before_sleeping_us` on the main loop and every worker's
+    /// loop (at start, for workers a reload adds, and on reload).
+    func applySpin() {
+        let spin = Duration.microseconds(config.server.spinBeforeSleepingUs)
+        loop.spinBeforeSleeping = spin
+        for w in workers { w.thread.loop.spinBeforeSleeping = spin }
     }
 
     func addWorker(name: String, mode: String) {
