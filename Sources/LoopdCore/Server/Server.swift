@@ -32,7 +32,9 @@ final class Server: @unchecked Sendable {
     private var flushScheduled = false
     private var jobCounter: UInt64 = 0
     private let idPrefix: String
-    private var commitObserver: LoopObserver?
+    private(set) var commitObserver: LoopObserver?
+    /// Whether `commitObserver` is on the loop now (see `armCommit()`).
+    private(set) var commitArmed = false
     let daemonUID: UInt32
     /// The STATUS= text last sent.
     var lastStatus = ""
@@ -79,13 +81,34 @@ final class Server: @unchecked Sendable {
         workersByName[name] = worker
     }
 
-    /// Group commit: one journal write and fsync per main-loop pass.
+    /// Group commit: one journal write and fsync per main-loop pass, by an
+    /// observer of `.beforeWaiting`. The observer is on the loop only while
+    /// the journal holds records to commit (`armCommit()` puts it there):
+    /// a loop with a waiting observer polls its descriptors once more every
+    /// pass (R17 step 5), a system call per pass that jobs without `durable`
+    /// would pay for nothing.
     func installCommitObserver() {
         let o = LoopObserver(activities: .beforeWaiting, repeats: true, order: Int.max) { [unowned self] _, _ in
             commitJournal()
+            if journal?.hasUncommitted != true { disarmCommit() }
         }
         commitObserver = o
+        armCommit()
+    }
+
+    /// Puts the commit observer on the loop if the journal has records to
+    /// commit; called after every append. Main thread.
+    func armCommit() {
+        guard !commitArmed, journal?.hasUncommitted == true, let o = commitObserver else { return }
+        commitArmed = true
         loop.add(o, forMode: .common)
+    }
+
+    /// Takes the commit observer off the loop once nothing waits for a commit.
+    private func disarmCommit() {
+        guard commitArmed, let o = commitObserver else { return }
+        commitArmed = false
+        loop.remove(o, forMode: .common)
     }
 
     // MARK: connections
