@@ -14,17 +14,22 @@ final class Bench {
     let rounds: Int
 
     let sequential1: Scenario
+    /// `sequential1` against the second loopd, the one with the opt-in spin.
+    let sequential1Spin: Scenario
     let clients16: Scenario
     let pipelined64: Scenario
     let clients50: Scenario
     let durable: Scenario
-    var scenarios: [Scenario] { [sequential1, clients16, pipelined64, clients50, durable] }
+    var scenarios: [Scenario] { [sequential1, sequential1Spin, clients16, pipelined64, clients50, durable] }
 
     /// How long each redis-benchmark run should last (sized from the previous one).
     let redisSeconds: Double
 
     private var directory = ""
     private var loopd: LoopdProcess?
+    /// A second loopd with `server.spin_before_sleeping_us = options.spinUs`,
+    /// only for the opt-in `seq1spin` row; idle (asleep) the rest of the run.
+    private var loopdSpin: LoopdProcess?
     private var redis: RedisReference?
     private var errors: [String] = []
     private var measured: [String: [Measurement]] = [:]
@@ -46,6 +51,10 @@ final class Bench {
         rounds = options.rounds ?? (quick ? 1 : 5)
         sequential1 = Scenario(key: "seq1", name: "1 client, sequential", clients: 1, depth: 1, durable: false,
                                seconds: quick ? 1 : 3, warmup: quick ? 200 : 1000)
+        sequential1Spin = Scenario(key: "seq1spin",
+                                   name: "1 client, sequential, opt-in spin_before_sleeping_us = \(options.spinUs)",
+                                   clients: 1, depth: 1, durable: false, seconds: quick ? 1 : 3,
+                                   warmup: quick ? 200 : 1000)
         clients16 = Scenario(key: "c16", name: "16 clients, sequential each", clients: 16, depth: 1, durable: false,
                              seconds: quick ? 1 : 3, warmup: quick ? 20 : 100)
         pipelined64 = Scenario(key: "pipe64", name: "1 client, 64 pipelined", clients: 1, depth: 64, durable: false,
@@ -89,6 +98,16 @@ final class Bench {
             writeStderr("LoopdBench: \(error)\n")
             return 1
         }
+        if selected(sequential1Spin.key) {
+            do throws(BenchError) {
+                let spinDirectory = try Files.makeTempDirectory(base: directory, prefix: "spin-")
+                loopdSpin = try LoopdProcess(binary: binary, directory: spinDirectory, workers: 2,
+                                             logLevel: options.logLevel, spinUs: options.spinUs)
+            } catch {
+                errors.append("\(sequential1Spin.name): \(error)")
+                failed[sequential1Spin.name] = error.description
+            }
+        }
         var reference = "none"
         do throws(BenchError) {
             let r = try RedisReference.start(directory: directory)
@@ -102,6 +121,10 @@ final class Bench {
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
               + "\(Files.fileSystemName(directory)) (`\(directory)`)")
+        if let loopdSpin {
+            out("- the opt-in spin row: a second loopd (pid \(loopdSpin.pid)), the same but for "
+                  + "`spin_before_sleeping_us = \(options.spinUs)` (off by default), measured right after the first")
+        }
         out("- reference: \(reference)")
         out("- \(cpus) CPUs, load average before: \(loadBefore); \(rounds) round(s), medians reported\n")
 
@@ -117,6 +140,7 @@ final class Bench {
             // Each loopd figure with a redis reference is taken right after it.
             measureRedis(clients: 1)
             measure(sequential1)
+            if let loopdSpin { measure(sequential1Spin, on: loopdSpin) }
             measure(clients16)
             measure(pipelined64)
             measureRedis(clients: 50)
@@ -163,8 +187,9 @@ final class Bench {
         }
     }
 
-    private func measure(_ scenario: Scenario) {
-        guard selected(scenario.key), failed[scenario.name] == nil, let daemon = loopd else { return }
+    /// Measures `scenario` on `daemon` (default: the first loopd).
+    private func measure(_ scenario: Scenario, on other: LoopdProcess? = nil) {
+        guard selected(scenario.key), failed[scenario.name] == nil, let daemon = other ?? loopd else { return }
         guard remainingSeconds > scenario.seconds + 5 else {
             skipped.insert(scenario.name)
             progress("\(scenario.name): skipped (time budget of \(Int(budgetSeconds)) s used up)")
@@ -194,7 +219,8 @@ final class Bench {
             errors.append("after \(scenario.name): \(error)")
             progress("after \(scenario.name): \(error.description.prefix { $0 != "\n" })")
             _ = daemon.stop()
-            loopd = nil  // gone or wedged: nothing more to measure
+            // Gone or wedged: nothing more to measure on it.
+            if daemon === loopdSpin { loopdSpin = nil } else { loopd = nil }
         }
     }
 
@@ -205,6 +231,11 @@ final class Bench {
             if how != "exited 0" { progress("loopd \(how)") }
         }
         loopd = nil
+        if let loopdSpin {
+            let how = loopdSpin.stop()
+            if how != "exited 0" { progress("loopd (spin) \(how)") }
+        }
+        loopdSpin = nil
         if let redis { _ = redis.stop() }
         redis = nil
         Children.killAll()
@@ -264,6 +295,9 @@ final class Bench {
                                             "target", "PASS/MISS"])
         table.add(row(sequential1, redisClients: 1,
                       target: Target(text: "≥ 60% of redis PING, 1 client") { _, ratio in ratio.map { $0 >= 0.6 } }))
+        if selected(sequential1Spin.key) {
+            table.add(row(sequential1Spin, redisClients: 1, target: nil))  // opt-in: no target
+        }
         table.add(row(clients16, redisClients: nil, target: nil))
         table.add(row(pipelined64, redisClients: nil,
                       target: Target(text: "≥ 100,000 jobs/s") { r, _ in r >= 100_000 }))

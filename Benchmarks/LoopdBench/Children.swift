@@ -9,13 +9,17 @@ import Glibc
 /// The children alive now, readable from a signal handler (lock-free atomics).
 enum Children {
     static let loopd = Atomic<Int32>(0)
+    /// The second loopd, with the opt-in spin (the `seq1spin` row).
+    static let loopdSpin = Atomic<Int32>(0)
     static let redis = Atomic<Int32>(0)
     static let helper = Atomic<Int32>(0)
 
     /// SIGKILLs every registered child. Async-signal-safe.
     static func killAll() {
         let a = loopd.load(ordering: .relaxed), b = redis.load(ordering: .relaxed), c = helper.load(ordering: .relaxed)
+        let d = loopdSpin.load(ordering: .relaxed)
         if a > 0 { kill(a, SIGKILL) }
+        if d > 0 { kill(d, SIGKILL) }
         if b > 0 { kill(b, SIGKILL) }
         if c > 0 { kill(c, SIGKILL) }
     }
@@ -23,7 +27,8 @@ enum Children {
     /// Kills the children on any fatal signal (a Swift trap is SIGILL or
     /// SIGTRAP), then dies of that signal as it would have; ignores SIGPIPE.
     static func installEmergencyHandlers() {
-        _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed))
+        _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed),
+             loopdSpin.load(ordering: .relaxed))
         signal(SIGPIPE, SIG_IGN)
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             signal(sig) { sig in

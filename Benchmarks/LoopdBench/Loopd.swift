@@ -9,9 +9,13 @@ final class LoopdProcess {
     let socketPath: String
     let logPath: String
     let binary: String
+    /// Runs with the opt-in spin: registered as `Children.loopdSpin`.
+    let spins: Bool
 
-    init(binary: String, directory: String, workers: Int, logLevel: String?) throws(BenchError) {
+    /// `spinUs`: `server.spin_before_sleeping_us` (nil: loopd's default, no spin).
+    init(binary: String, directory: String, workers: Int, logLevel: String?, spinUs: Int? = nil) throws(BenchError) {
         self.binary = binary
+        spins = spinUs != nil
         socketPath = directory + "/loopd.sock"
         logPath = directory + "/loopd.log"
         let configPath = directory + "/loopd.toml"
@@ -22,6 +26,7 @@ final class LoopdProcess {
             state_dir = \(tomlString(directory + "/state"))
             shutdown_grace_ms = 1000
             \(logLevel.map { "log_level = \(tomlString($0))" } ?? "")
+            \(spinUs.map { "spin_before_sleeping_us = \($0)" } ?? "")
 
             [journal]
             fsync = true
@@ -30,7 +35,7 @@ final class LoopdProcess {
         for k in 1...workers { config += "\n[[workers]]\nname = \"w\(k)\"\n" }
         try Files.write(configPath, config)
         pid = try Processes.spawn(binary, ["--config", configPath], cwd: directory, logPath: logPath)
-        Children.loopd.store(pid, ordering: .releasing)
+        record(pid)
         try waitReady(seconds: 15)
     }
 
@@ -40,7 +45,7 @@ final class LoopdProcess {
         var lastError = "not started"
         while monotonicNow() < deadline {
             if let status = Processes.exitStatus(pid) {
-                Children.loopd.store(0, ordering: .releasing)
+                record(0)
                 throw BenchError("loopd \(status) at start:\n\(logTail())")
             }
             do throws(BenchError) {
@@ -56,10 +61,19 @@ final class LoopdProcess {
         throw BenchError("loopd did not answer a ping within \(seconds) s (\(lastError)):\n\(logTail())")
     }
 
+    /// Registers (or with 0 unregisters) the process for the emergency kill.
+    private func record(_ pid: pid_t) {
+        if spins {
+            Children.loopdSpin.store(pid, ordering: .releasing)
+        } else {
+            Children.loopd.store(pid, ordering: .releasing)
+        }
+    }
+
     /// Throws if loopd has exited.
     func checkAlive() throws(BenchError) {
         if let status = Processes.exitStatus(pid) {
-            Children.loopd.store(0, ordering: .releasing)
+            record(0)
             throw BenchError("loopd \(status) during the run:\n\(logTail())")
         }
     }
@@ -90,7 +104,7 @@ final class LoopdProcess {
     /// SIGTERM (SIGKILL after a grace); how it ended.
     func stop() -> String {
         let how = Processes.stop(pid, graceSeconds: 5)
-        Children.loopd.store(0, ordering: .releasing)
+        record(0)
         return how
     }
 

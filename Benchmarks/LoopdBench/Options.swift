@@ -14,13 +14,16 @@ struct Options {
     /// Drive the many-client scenarios with a thread per client instead of
     /// one thread polling every connection (redis-benchmark's way, the default).
     var threadPerClient = false
-    /// Measurements to run (default all): seq1 c16 pipe64 c50 durable redis.
+    /// `server.spin_before_sleeping_us` of the second loopd, which the
+    /// `seq1spin` row measures (the first runs loopd's default, no spin).
+    var spinUs = 50
+    /// Measurements to run (default all): seq1 seq1spin c16 pipe64 c50 durable redis.
     var only: Set<String>?
-    static let measurements: Set<String> = ["seq1", "c16", "pipe64", "c50", "durable", "redis"]
+    static let measurements: Set<String> = ["seq1", "seq1spin", "c16", "pipe64", "c50", "durable", "redis"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L]
-                  [--only seq1,c16,pipe64,c50,durable,redis] [--thread-per-client]
+                  [--only seq1,seq1spin,c16,pipe64,c50,durable,redis] [--thread-per-client] [--spin-us N]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
@@ -29,6 +32,8 @@ struct Options {
                        put it on a real disk: the durable scenario fsyncs there)
           --keep       keep that directory (loopd.log, journal, redis-benchmark output)
           --only LIST  run only these measurements (for profiling); the table shows the rest as —
+          --spin-us N  the opt-in row seq1spin: 1 client, sequential, against a second loopd
+                       with server.spin_before_sleeping_us = N (default 50; 1...10000)
           --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)
           --thread-per-client  drive the 16- and 50-client scenarios with a blocking thread per client
                        (default: one thread polling every connection, as redis-benchmark -c N does)
@@ -54,6 +59,9 @@ struct Options {
             case "--keep": o.keep = true
             case "--log-level": o.logLevel = value()
             case "--thread-per-client": o.threadPerClient = true
+            case "--spin-us":
+                guard let n = Int(value()), (1...10_000).contains(n) else { fail("--spin-us takes 1...10000") }
+                o.spinUs = n
             case "--only":
                 let names = Set(value().split(separator: ",").map(String.init))
                 guard names.isSubset(of: measurements) else { fail("--only takes \(measurements.sorted().joined(separator: ","))") }

@@ -17,8 +17,8 @@ public final class Daemon: @unchecked Sendable {
     private let handleSignals: Bool
     private let environment: [String: String]
     // Set by run(), on the daemon's thread, before `ready` is left.
-    private var server: Server?
-    private var loop: Loop?
+    private(set) var server: Server?
+    private(set) var loop: Loop?
     /// Entered until `run()` serves requests.
     private let ready = DispatchGroup()
 
@@ -68,6 +68,9 @@ public final class Daemon: @unchecked Sendable {
         let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),
                             journal: journal, log: log, notifier: notifier)
         self.server = server
+        // The spin (server.spin_before_sleeping_us) belongs to this daemon's
+        // run, not to the thread's loop: restored when the run ends.
+        let spinBefore = loop.spinBeforeSleeping
         server.startWorkers()
         server.installCommitObserver()
         server.replay(journal.recovered.pending)
@@ -85,6 +88,7 @@ public final class Daemon: @unchecked Sendable {
         while server.state != Server.State.stopped {
             loop.run(mode: .default, timeout: nil)
         }
+        loop.spinBeforeSleeping = spinBefore
         signals?.invalidate()
         // Job-end records the last batch held, whatever the level lets through below.
         log.flushHeld()

@@ -112,6 +112,14 @@ struct ConfigParseTests {
         #expect(try parse(minimal) == expected)
     }
 
+    @Test("server.spin_before_sleeping_us takes 0 (off, the default) to 10000 microseconds")
+    func spinBeforeSleeping() throws {
+        #expect(try parse(minimal).server.spinBeforeSleepingUs == 0)
+        for us: Int64 in [0, 1, 50, 10_000] {
+            #expect(try parse(minimal + "[server]\nspin_before_sleeping_us = \(us)\n").server.spinBeforeSleepingUs == us)
+        }
+    }
+
     @Test("inline tables, octal modes and group names")
     func variants() throws {
         let config = try parse(
@@ -244,6 +252,11 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[server]\ndebug_actions = \"yes\"\n", key: "server.debug_actions", "true or false"),
     .adding("[server]\nstall_threshold_ms = 0\n", key: "server.stall_threshold_ms", "between 100 and"),
     .adding("[server]\nshutdown_grace_ms = -1\n", key: "server.shutdown_grace_ms", "got -1"),
+    .adding("[server]\nspin_before_sleeping_us = -1\n", key: "server.spin_before_sleeping_us", "between 0 and 10000, got -1"),
+    .adding("[server]\nspin_before_sleeping_us = 10001\n", key: "server.spin_before_sleeping_us", "got 10001"),
+    .adding("[server]\nspin_before_sleeping_us = \"50\"\n", key: "server.spin_before_sleeping_us", #"got "50""#),
+    .adding("[server]\nspin_before_sleeping_us = 0.05\n", key: "server.spin_before_sleeping_us", "got 0.05"),
+    .adding("[server]\nspin_before_sleeping = 50\n", key: "server.spin_before_sleeping", #"did you mean "spin_before_sleeping_us"?"#),
     .adding("[journal]\nfsync = 1\n", key: "journal.fsync", "true or false, got 1"),
     // Dates, times and special floats are quoted back as written.
     .adding("[server]\nsocket = 1979-05-27 07:32:00z\n", key: "server.socket", "must be a string, got an offset date-time (1979-05-27 07:32:00z)"),

@@ -3,7 +3,7 @@ extension ConfigLoader {
     static func readServer(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Server {
         try t.rejectUnknownKeys(allowed: [
             "socket", "socket_mode", "socket_group", "state_dir", "debug_actions",
-            "stall_threshold_ms", "shutdown_grace_ms", "log_level",
+            "stall_threshold_ms", "shutdown_grace_ms", "log_level", "spin_before_sleeping_us",
         ])
         var s = DaemonConfig.Server()
         if let path = try t.string("socket") {
@@ -23,6 +23,9 @@ extension ConfigLoader {
         if let debug = try t.bool("debug_actions") { s.debugActions = debug }
         if let ms = try t.int("stall_threshold_ms", in: ConfigRanges.stallThresholdMs) { s.stallThresholdMs = ms }
         if let ms = try t.int("shutdown_grace_ms", in: ConfigRanges.shutdownGraceMs) { s.shutdownGraceMs = ms }
+        if let us = try t.int("spin_before_sleeping_us", in: ConfigRanges.spinBeforeSleepingUs) {
+            s.spinBeforeSleepingUs = us
+        }
         if let level = try t.string("log_level") {
             guard let parsed = DaemonConfig.LogLevel(rawValue: level) else {
                 let names = DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")

@@ -8,6 +8,9 @@ enum ConfigRanges {
     static let stallThresholdMs: ClosedRange<Int64> = 100...3_600_000
     /// 0 is allowed: do not wait for running jobs at all.
     static let shutdownGraceMs: ClosedRange<Int64> = 0...3_600_000
+    /// 0 turns the spin off. Above 10 ms a spin costs more CPU than a
+    /// wake-up ever does, so a larger value is a unit mistake (ms for µs).
+    static let spinBeforeSleepingUs: ClosedRange<Int64> = 0...10_000
 
     /// Below 256 bytes not even a small `submit` fits.
     static let maxLineBytes: ClosedRange<Int64> = 256...16_777_216

@@ -36,6 +36,13 @@ public struct DaemonConfig: Sendable, Equatable {
         /// `log_level`: the least severe records written; every job's end is
         /// logged at `info`, so `notice` quiets per-job records under load.
         public var logLevel = LogLevel.info
+        /// `spin_before_sleeping_us`: how long the main loop and every
+        /// worker's loop busy-wait for work before each sleep in the kernel
+        /// (`Loop.spinBeforeSleeping`); 0 (the default) never spins. Work that
+        /// arrives within the spin finds the thread awake (no eventfd write,
+        /// no scheduler wake-up); the price is up to this much CPU per loop
+        /// per sleep, even when nothing comes.
+        public var spinBeforeSleepingUs: Int64 = 0
         /// The documented defaults.
         public init() {}
     }

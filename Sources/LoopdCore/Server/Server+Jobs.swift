@@ -58,6 +58,7 @@ extension Server {
         stats.accepted += 1
         if s.durable, jobID == nil {
             journal?.appendSubmitted(DurableJob(job))
+            armCommit()
             job.awaitingCommit = true
         }
         return job
@@ -155,6 +156,7 @@ extension Server {
             journal?.appendFinished(FinishedJob(id: job.id, state: state.rawValue,
                                                 resultJSON: (job.result ?? .object([])).serialized(),
                                                 finishedAt: unixMilliseconds(), clientUID: job.clientUID))
+            armCommit()
         }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: worker.name, action: job.request.action, durationUsec: micros,
                                   state: state, error: job.error, clientUID: job.clientUID))

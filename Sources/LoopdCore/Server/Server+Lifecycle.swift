@@ -19,6 +19,7 @@ extension Server {
                 journal?.appendFinished(FinishedJob(id: d.id, state: JobState.failed.rawValue,
                                                     resultJSON: JSON.object([("replay_error", .string(error.message))]).serialized(),
                                                     finishedAt: unixMilliseconds(), clientUID: d.clientUID))
+                armCommit()
             }
         }
     }

@@ -71,6 +71,7 @@ extension Server {
         kept.server.stateDirectory = config.server.stateDirectory
         kept.workers = workers.map { w in fresh.workers.first { $0.name == w.name } ?? DaemonConfig.Worker(name: w.name) }
         config = kept
+        applySpin()
         var message = "configuration reloaded: \(actions.count) actions, \(workers.count) workers"
         if !added.isEmpty { message += ", started \(added.joined(separator: ", "))" }
         if !needRestart.isEmpty { message += "; needs a restart to change: \(needRestart.joined(separator: "; "))" }

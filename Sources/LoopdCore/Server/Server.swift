@@ -32,7 +32,9 @@ final class Server: @unchecked Sendable {
     private var flushQueue: [Connection] = []
     private var flushScheduled = false
     private var jobIDs: JobIDGenerator
-    private var commitObserver: LoopObserver?
+    private(set) var commitObserver: LoopObserver?
+    /// Whether `commitObserver` is on the loop now (see `armCommit()`).
+    private(set) var commitArmed = false
     let daemonUID: UInt32
     /// The STATUS= text last sent.
     var lastStatus = ""
@@ -57,6 +59,15 @@ final class Server: @unchecked Sendable {
     /// Starts the workers; each `Worker` returns once its loop runs.
     func startWorkers() {
         for w in config.workers { addWorker(name: w.name, mode: w.mode) }
+        applySpin()
+    }
+
+    /// `server.spin_before_sleeping_us` on the main loop and every worker's
+    /// loop (at start, for workers a reload adds, and on reload).
+    func applySpin() {
+        let spin = Duration.microseconds(config.server.spinBeforeSleepingUs)
+        loop.spinBeforeSleeping = spin
+        for w in workers { w.thread.loop.spinBeforeSleeping = spin }
     }
 
     func addWorker(name: String, mode: String) {
@@ -70,15 +81,36 @@ final class Server: @unchecked Sendable {
         workersByName[name] = worker
     }
 
-    /// Group commit: one journal write and fsync per main-loop pass; and the
-    /// expiry of finishes retained from before a restart.
+    /// Group commit: one journal write and fsync per main-loop pass, by an
+    /// observer of `.beforeWaiting`. The observer is on the loop only while
+    /// the journal holds records to commit (`armCommit()` puts it there):
+    /// a loop with a waiting observer polls its descriptors once more every
+    /// pass (R17 step 5), a system call per pass that jobs without `durable`
+    /// would pay for nothing. Also arms the expiry of finishes retained from
+    /// before a restart.
     func installCommitObserver() {
         if let journal { scheduleJournalExpiry(journal) }
         let o = LoopObserver(activities: .beforeWaiting, repeats: true, order: Int.max) { [unowned self] _, _ in
             commitJournal()
+            if journal?.hasUncommitted != true { disarmCommit() }
         }
         commitObserver = o
+        armCommit()
+    }
+
+    /// Puts the commit observer on the loop if the journal has records to
+    /// commit; called after every append. Main thread.
+    func armCommit() {
+        guard !commitArmed, journal?.hasUncommitted == true, let o = commitObserver else { return }
+        commitArmed = true
         loop.add(o, forMode: .common)
+    }
+
+    /// Takes the commit observer off the loop once nothing waits for a commit.
+    private func disarmCommit() {
+        guard commitArmed, let o = commitObserver else { return }
+        commitArmed = false
+        loop.remove(o, forMode: .common)
     }
 
     // MARK: connections
