@@ -43,3 +43,43 @@ import Testing
         #expect(window.count == 3)
     }
 }
+
+/// A worker's ready queue (WorkerLane): arrival order, jobs of another mode
+/// passed over and kept, and a deep queue drained from the front.
+@Suite struct ReadyQueueTests {
+    @Test func takesTheOldestAdmittedAndKeepsTheSkippedInOrder() {
+        var q = ReadyQueue<Int>()
+        q.append(contentsOf: [1, 2, 3, 4, 5])
+        #expect(q.takeFirst { $0 % 2 == 0 } == 2)  // 1 waits for its mode
+        #expect(q.takeFirst { $0 % 2 == 0 } == 4)
+        #expect(q.takeFirst { $0 % 2 == 0 } == nil)
+        #expect(q.count == 3)
+        #expect(q.takeFirst { _ in true } == 1)
+        q.append(contentsOf: [6])
+        var rest: [Int] = []
+        while let x = q.takeFirst(where: { _ in true }) { rest.append(x) }
+        #expect(rest == [3, 5, 6] && q.isEmpty)
+    }
+
+    /// Bug ready-queue-quadratic: the lane removed each started job from the
+    /// front of an array, moving every later one; a worker holding
+    /// `max_queued_jobs_per_worker` (100,000) jobs spent seconds shuffling.
+    /// Order must survive the compactions the head index does instead.
+    @Test func readyQueueQuadratic_aDeepQueueDrainsInOrderAcrossCompactions() {
+        var q = ReadyQueue<Int>()
+        q.append(contentsOf: 0..<100_000)
+        var next = 0
+        var inOrder = true
+        for round in 0..<50_000 {
+            guard let x = q.takeFirst(where: { _ in true }) else { break }
+            inOrder = inOrder && x == next
+            next += 1
+            if round % 10_000 == 0 { q.append(contentsOf: (100_000 + round)..<(100_000 + round + 1)) }
+        }
+        #expect(inOrder && next == 50_000)
+        #expect(q.count == 50_005)
+        var tail: [Int] = []
+        while let x = q.takeFirst(where: { _ in true }) { tail.append(x) }
+        #expect(tail == Array(50_000..<100_000) + [100_000, 110_000, 120_000, 130_000, 140_000])
+    }
+}

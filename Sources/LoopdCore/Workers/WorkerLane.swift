@@ -12,7 +12,7 @@ final class WorkerLane: @unchecked Sendable {
     private let report: @Sendable ([(Job, ActionOutcome)]) -> Void
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
-    private var ready: [Job] = []
+    private var ready = ReadyQueue<Job>()
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
     private var pumping = false
     private var observer: LoopObserver?
@@ -54,8 +54,7 @@ final class WorkerLane: @unchecked Sendable {
         defer { pumping = false }
         while running == nil {
             let mode = loop.currentMode
-            guard let index = ready.firstIndex(where: { admits($0, mode) }) else { return }
-            let job = ready.remove(at: index)
+            guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
             guard job.transition(from: .pending, to: .running) else { continue }  // cancelled meanwhile
             start(job)
         }

@@ -1,0 +1,39 @@
+/// A worker's jobs waiting to start, in arrival order. Taking the first
+/// admitted job is O(1) when it is the oldest (every job of the running
+/// mode), so a deep queue drains in linear time; a job skipped for its mode
+/// stays where it is and later ones pass it.
+///
+/// Worker thread only.
+struct ReadyQueue<Element> {
+    private var items: [Element] = []
+    /// Items before it were taken.
+    private var head = 0
+
+    var count: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(contentsOf more: some Sequence<Element>) {
+        items.append(contentsOf: more)
+    }
+
+    /// Removes and returns the oldest element that `admits`; nil if none does.
+    mutating func takeFirst(where admits: (Element) -> Bool) -> Element? {
+        guard let index = items[head...].firstIndex(where: admits) else { return nil }
+        let element: Element
+        if index == head {
+            element = items[head]
+            head += 1
+        } else {
+            element = items.remove(at: index)
+        }
+        if head == items.count {
+            items.removeAll(keepingCapacity: items.capacity <= 1024)
+            head = 0
+        } else if head >= 1024 && head * 2 >= items.count {
+            // Drop the taken prefix once it is half the storage: O(1) amortised.
+            items.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+}
