@@ -25,33 +25,6 @@ extension TOMLParser {
         }
     }
 
-    /// `"""…"""`: several lines, escapes, and a backslash that ends a line
-    /// joins it to the next line's first non-blank character.
-    mutating func parseMultilineBasicString() throws(TOMLError) -> String {
-        let open = scanner.offset
-        scanner.advance(3)
-        _ = try scanner.consumeNewline()  // A newline right after the delimiter is not content.
-        var out: [UInt8] = []
-        while true {
-            let c = scanner.peek()
-            switch c {
-            case .quote:
-                if try closeMultiline(quote: .quote, into: &out) { return String(decoding: out, as: UTF8.self) }
-            case .backslash:
-                if try !skipLineEndingBackslash() { try parseEscape(into: &out) }
-            case .lf, .cr:
-                _ = try scanner.consumeNewline()
-                out.append(.lf)
-            case 0 where scanner.isAtEnd:
-                throw scanner.error("the multi-line string starting here is never closed with \"\"\"", at: open)
-            default:
-                try checkStringByte(c)
-                out.append(c)
-                scanner.advance()
-            }
-        }
-    }
-
     /// `'…'`: one line, taken literally.
     mutating func parseLiteralString() throws(TOMLError) -> String {
         scanner.advance()
@@ -73,22 +46,29 @@ extension TOMLParser {
         }
     }
 
-    /// `'''…'''`: several lines, taken literally.
-    mutating func parseMultilineLiteralString() throws(TOMLError) -> String {
+    /// `"""…"""` (`quote` `.quote`): several lines, escapes, and a backslash
+    /// that ends a line joins it to the next line's first non-blank
+    /// character. `'''…'''` (`quote` `.apostrophe`): several lines, taken
+    /// literally.
+    mutating func parseMultilineString(quote: UInt8) throws(TOMLError) -> String {
         let open = scanner.offset
+        let escapes = quote == .quote
         scanner.advance(3)
-        _ = try scanner.consumeNewline()
+        _ = try scanner.consumeNewline()  // A newline right after the delimiter is not content.
         var out: [UInt8] = []
         while true {
             let c = scanner.peek()
             switch c {
-            case .apostrophe:
-                if try closeMultiline(quote: .apostrophe, into: &out) { return String(decoding: out, as: UTF8.self) }
+            case quote:
+                if try closeMultiline(quote: quote, into: &out) { return String(decoding: out, as: UTF8.self) }
+            case .backslash where escapes:
+                if try !skipLineEndingBackslash() { try parseEscape(into: &out) }
             case .lf, .cr:
                 _ = try scanner.consumeNewline()
                 out.append(.lf)
             case 0 where scanner.isAtEnd:
-                throw scanner.error("the multi-line string starting here is never closed with '''", at: open)
+                let delimiter = String(repeating: String(Unicode.Scalar(quote)), count: 3)
+                throw scanner.error("the multi-line string starting here is never closed with \(delimiter)", at: open)
             default:
                 try checkStringByte(c)
                 out.append(c)

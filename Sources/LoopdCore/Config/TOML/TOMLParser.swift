@@ -141,10 +141,10 @@ struct TOMLParser {
         switch c {
         case .quote:
             let multiline = scanner.peek(1) == .quote && scanner.peek(2) == .quote
-            return .string(multiline ? try parseMultilineBasicString() : try parseBasicString())
+            return .string(multiline ? try parseMultilineString(quote: .quote) : try parseBasicString())
         case .apostrophe:
             let multiline = scanner.peek(1) == .apostrophe && scanner.peek(2) == .apostrophe
-            return .string(multiline ? try parseMultilineLiteralString() : try parseLiteralString())
+            return .string(multiline ? try parseMultilineString(quote: .apostrophe) : try parseLiteralString())
         case UInt8(ascii: "["):
             return try parseArray(level: level)
         case UInt8(ascii: "{"):
