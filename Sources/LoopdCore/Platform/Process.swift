@@ -33,3 +33,9 @@ enum ProcessEnvironment {
         return out
     }
 }
+
+/// Writes log bytes to `fd` (stderr) with one write(2), best effort: a log
+/// line that cannot be written is dropped rather than holding up the loop.
+func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
+    _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+}

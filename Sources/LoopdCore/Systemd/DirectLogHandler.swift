@@ -1,5 +1,4 @@
 import CSystemd
-import Glibc
 import Logging
 
 /// A log handler that takes loopd's records as they are (a level, the text
@@ -65,7 +64,7 @@ extension StderrLogHandler: DirectLogHandler {
 
     /// Writes one finished line, as `log(event:)` does.
     func writeLine(_ line: [UInt8]) {
-        _ = line.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
+        writeLogBytes(fileDescriptor, line)
     }
 }
 

@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import Synchronization
 
@@ -31,7 +30,7 @@ final class HeldLogLines: Sendable {
 
     /// One write of everything held (the lock is held: lines stay in order).
     private static func write(_ fd: Int32, _ held: inout [UInt8]) {
-        _ = held.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        writeLogBytes(fd, held)
         held.removeAll(keepingCapacity: held.capacity <= 4 * limit)
     }
 }

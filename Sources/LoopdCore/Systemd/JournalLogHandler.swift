@@ -112,8 +112,7 @@ public struct StderrLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         for (k, v) in merged.sorted(by: { $0.key < $1.key }) where k != "MESSAGE_ID" { line += " \(k)=\(v)" }
         line += "\n"
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
+        writeLine(Array(line.utf8))
     }
 }
 
