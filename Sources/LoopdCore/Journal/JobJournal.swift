@@ -239,9 +239,6 @@ public final class JobJournal {
         state.oldestFinishAt.map { $0 + retentionMs }
     }
 
-    /// The journal clock's time now (Unix ms).
-    public var now: Int64 { clock() }
-
     /// Counters and sizes; see `JournalStats`.
     public var stats: JournalStats {
         var stats = counters

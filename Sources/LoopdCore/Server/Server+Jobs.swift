@@ -118,7 +118,7 @@ extension Server {
     /// wakes the loop at most once a second, and never when none is retained.
     func scheduleJournalExpiry(_ journal: JobJournal) {
         guard journalExpiryTimer == nil, let due = journal.nextExpiry else { return }
-        let wait = Swift.max(0, due - journal.now) + 1000
+        let wait = Swift.max(0, due - journal.clock()) + 1000
         let timer = LoopTimer(after: .milliseconds(wait), tolerance: .milliseconds(500)) { [unowned self] _ in
             journalExpiryTimer = nil
             if let journal = self.journal { compactJournal(journal) }
