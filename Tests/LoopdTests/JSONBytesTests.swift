@@ -77,7 +77,7 @@ import Testing
 /// for `replyFields(includeDetails: false)`.
 @Suite struct JobReplyTests {
     @Test func jobRepliesMatchTheirFieldList() {
-        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current) { _ in }
+        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current, report: { _ in }, attention: { _ in })
         defer { worker.stop() }
         let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
                       owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
@@ -92,6 +92,38 @@ import Testing
                     Response.end(into: &direct)
                     #expect(String(decoding: direct, as: UTF8.self) == Response.ok(id: id, job.replyFields(includeDetails: false)))
                 }
+            }
+        }
+    }
+
+    /// Issue 3 (direct replies): the reply a worker writes for a waited job
+    /// is the line the main thread writes once it has recorded the same end.
+    @Test func workerRepliesMatchTheMainThreadsReplies() {
+        let worker = Worker(name: "w2", mode: "default", mainLoop: Loop.current, report: { _ in }, attention: { _ in })
+        defer { worker.stop() }
+        let outcomes: [ActionOutcome] = [
+            .success(.object([("output", "a\nb ü")])), .success(.object([])),
+            .failure(ProtocolError(.jobFailed, "exit status 3"), result: .object([("exit_code", 3)])),
+            .failure(ProtocolError(.timeout, "ran past 5 ms"), result: .object([])),
+        ]
+        for outcome in outcomes {
+            for id: RequestID? in [nil, .integer(7), .string("x")] {
+                let job = Job(id: "m3k2x9a1-18", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
+                              owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
+                var fromWorker: [UInt8] = []
+                job.writeFinalReply(outcome, requestID: id, into: &fromWorker)
+                let fromMain: String
+                switch outcome {
+                case .success(let result):
+                    job.state = .completed
+                    job.result = result
+                    fromMain = Response.ok(id: id, job.replyFields(includeDetails: false))
+                case .failure(let e, let result):
+                    job.state = .failed
+                    job.result = result
+                    fromMain = Response.error(id: id, e, job.replyFields(includeDetails: false))
+                }
+                #expect(String(decoding: fromWorker, as: UTF8.self) == fromMain)
             }
         }
     }

@@ -11,12 +11,13 @@ import Glibc
 /// access), and the lock is a plain pthread mutex, which ThreadSanitizer
 /// understands on every path (the standard library's `Mutex` on Linux lets
 /// the kernel acquire a contended lock, which the sanitizer cannot see).
-final class Locked<State: ~Copyable>: @unchecked Sendable {
+/// Package-wide: the daemon guards the state its threads share with it too.
+package final class Locked<State: ~Copyable>: @unchecked Sendable {
     // Both allocated once and never moved. Any thread, under `mutex` for `state`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let state: UnsafeMutablePointer<State>
 
-    init(_ initial: consuming State) {
+    package init(_ initial: consuming State) {
         mutex = .allocate(capacity: 1)
         let r = pthread_mutex_init(mutex, nil)
         precondition(r == 0, "pthread_mutex_init failed: \(r)")
@@ -33,7 +34,7 @@ final class Locked<State: ~Copyable>: @unchecked Sendable {
 
     /// Runs `body` on the value with the mutex held.
     @inline(__always)
-    func withLock<T: ~Copyable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+    package func withLock<T: ~Copyable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)

@@ -26,6 +26,10 @@ final class Job: @unchecked Sendable {
     let acceptedAt: UInt64
     /// Unix milliseconds at submission (kept across a replay).
     let submittedAtUnixMs: Int64
+    /// Where the reply of a `wait` submit goes. The worker that runs the job
+    /// writes it there itself; if the job never runs (cancelled, or its
+    /// commit failed) the main thread does.
+    let reply: DirectReply?
 
     // MARK: any thread
     private let phaseBits = Atomic<UInt8>(Phase.pending.rawValue)
@@ -36,13 +40,11 @@ final class Job: @unchecked Sendable {
     var state: JobState
     var result: JSON?
     var error: ProtocolError?
-    /// Requests waiting for the job's end: (connection, request id).
-    var waiters: [(Connection, RequestID?)] = []
     /// Waiting for its journal record to be committed before it may run.
     var awaitingCommit = false
 
     init(id: String, request: SubmitRequest, action: any JobAction, worker: Worker, owner: JobOwner,
-         acceptedAt: UInt64, submittedAtUnixMs: Int64) {
+         acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: DirectReply? = nil) {
         self.id = id
         self.request = request
         self.action = action
@@ -50,6 +52,7 @@ final class Job: @unchecked Sendable {
         self.owner = owner
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs
+        self.reply = reply
         self.modes = Job.loopModes(request.mode)
         self.state = request.delayMs > 0 ? .delayed : .queued
     }
@@ -75,10 +78,14 @@ final class Job: @unchecked Sendable {
         phaseBits.compareExchange(expected: from.rawValue, desired: to.rawValue, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// The state a client sees now.
+    /// The state a client sees now. A job its worker has ended but whose
+    /// end this thread has not recorded yet still shows as running.
     var visibleState: JobState {
         if state.isFinal { return state }
-        return phase == .running ? .running : state
+        switch phase {
+        case .running, .finished: return .running
+        case .pending, .cancelled: return state
+        }
     }
 
     /// The fields describing the job in `submit` and `status` replies.

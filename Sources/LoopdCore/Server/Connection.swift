@@ -4,9 +4,11 @@ import LoopdProtocol
 /// One client connection on the main loop: a descriptor source, a line
 /// framer and an output buffer. Main thread only.
 ///
-/// Replies are buffered and flushed once per batch; while more than the
-/// configured amount of replies waits unread, the connection stops reading
-/// requests (backpressure) instead of buffering without bound.
+/// The main thread's replies are buffered and flushed once per batch; the
+/// reply of a `wait` job is written by the worker that ran it, through the
+/// same `ReplyChannel`. While more than the configured amount of replies
+/// waits unread, the connection stops reading requests (backpressure)
+/// instead of buffering without bound.
 final class Connection: @unchecked Sendable {
     enum State {
         /// Reading requests and writing replies.
@@ -23,9 +25,11 @@ final class Connection: @unchecked Sendable {
     private(set) var state = State.open
     private var source: LoopFileDescriptorSource?
     private var framer: LineFramer
-    private var output: [UInt8] = []
-    private var outputStart = 0
-    /// Requests answered later (jobs with `wait`).
+    /// The descriptor's write side and the replies not yet written, shared
+    /// with the workers that answer `wait` jobs themselves.
+    let replies: ReplyChannel
+    /// Requests the main thread answers later (a `mode` switch); the
+    /// replies workers owe (`wait` jobs) are counted in `replies`.
     var pendingReplies = 0
     private let maxPendingBytes: Int
     private var readPaused = false
@@ -37,6 +41,7 @@ final class Connection: @unchecked Sendable {
         self.peer = peer
         self.server = server
         self.framer = LineFramer(maxLineBytes: limits.maxLineBytes)
+        self.replies = ReplyChannel(connectionID: id, fd: fd)
         self.maxPendingBytes = limits.maxPendingReplyBytes
     }
 
@@ -49,7 +54,7 @@ final class Connection: @unchecked Sendable {
         loop.add(s, forMode: .default)
     }
 
-    var unsentBytes: Int { output.count - outputStart }
+    var unsentBytes: Int { replies.unsentBytes }
 
     private func handle(_ readiness: LoopFileDescriptorSource.Readiness) {
         if readiness.writable || (readiness.hangup && unsentBytes > 0) { flush() }
@@ -60,6 +65,9 @@ final class Connection: @unchecked Sendable {
     /// Reads what is there (a bounded amount, to stay fair to other clients:
     /// the level-triggered source calls again) and handles each line.
     private func readRequests() {
+        // A worker may have answered a job whose end the main thread has
+        // not recorded yet; a request sent after that answer must see it.
+        server.recordFinishedJobs()
         for _ in 0..<8 {
             guard state == .open, !readPaused else { return }
             let result = server.readBuffer.withUnsafeMutableBytes { UnixSocket.read(fd, into: $0) }
@@ -113,56 +121,54 @@ final class Connection: @unchecked Sendable {
     /// the end of the current batch; stops reading while too much waits.
     private func enqueue(_ write: (inout [UInt8]) -> Void) {
         guard state != .closed else { return }
-        write(&output)
+        let unsent = replies.append(write)
         server.scheduleFlush(self)
-        if unsentBytes > maxPendingBytes && !readPaused {
+        if unsent > maxPendingBytes && !readPaused {
             readPaused = true
             updateInterest()
         }
     }
 
-    /// Writes as much of the buffer as the socket takes.
+    /// Writes as much of the buffer as the socket takes (main's replies and
+    /// whatever a worker's write left), then closes the connection if it is
+    /// done or its peer is gone.
     func flush() {
-        guard state != .closed, unsentBytes > 0 else { return }
-        let result = output.withUnsafeBytes { raw in
-            UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
-        }
-        switch result {
-        case .success(let n):
-            outputStart += n
-            if outputStart == output.count {
-                output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
-                outputStart = 0
-            } else if outputStart > 1 << 16 {
-                output.removeFirst(outputStart)
-                outputStart = 0
-            }
-        case .failure:
+        guard state != .closed else { return }
+        guard let unsent = replies.flush() else {
             // The peer is gone: its jobs go on; their replies have nowhere to go.
             close()
             return
         }
-        if readPaused && unsentBytes <= maxPendingBytes / 2 { readPaused = false }
-        updateInterest()
+        // Replies a worker wrote count too: a client that never reads its
+        // `wait` replies is throttled like one that never reads main's.
+        if unsent > maxPendingBytes {
+            readPaused = true
+        } else if readPaused && unsent <= maxPendingBytes / 2 {
+            readPaused = false
+        }
+        updateInterest(unsent: unsent)
         closeIfDone()
     }
 
-    private func updateInterest() {
+    private func updateInterest(unsent: Int? = nil) {
         guard state != .closed else { return }
         var interest: IOInterest = []
         if state == .open && !readPaused { interest.insert(.readable) }
-        if unsentBytes > 0 { interest.insert(.writable) }
+        if (unsent ?? unsentBytes) > 0 { interest.insert(.writable) }
         source?.interest = interest
     }
 
     private func stopReading() {
-        if state == .open { state = .draining }
+        if state == .open {
+            state = .draining
+            replies.startDraining()
+        }
         updateInterest()
     }
 
     /// Closes a draining connection once nothing is owed to it any more.
     func closeIfDone() {
-        if state == .draining && unsentBytes == 0 && pendingReplies == 0 { close() }
+        if state == .draining && pendingReplies == 0 && replies.isSettled { close() }
     }
 
     func close() {
@@ -170,8 +176,7 @@ final class Connection: @unchecked Sendable {
         state = .closed
         source?.invalidate()
         source = nil
-        UnixSocket.close(fd)
-        output = []
+        replies.close()
         server.connectionClosed(self)
     }
 }

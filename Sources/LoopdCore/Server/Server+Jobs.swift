@@ -6,11 +6,9 @@ import LoopdProtocol
 extension Server {
     func submit(_ s: SubmitRequest, id: RequestID?, from c: Connection) {
         do {
-            let job = try accept(s, owner: JobOwner(c.peer), jobID: nil, submittedAt: unixMilliseconds())
-            if s.wait {
-                job.waiters.append((c, id))
-                c.pendingReplies += 1
-            }
+            let reply = s.wait ? DirectReply(channel: c.replies, requestID: id) : nil
+            let job = try accept(s, owner: JobOwner(c.peer), jobID: nil, submittedAt: unixMilliseconds(), reply: reply)
+            reply?.channel.expectReply()
             if s.durable {
                 awaitingCommit.append((job, s.wait ? nil : c, id))
                 job.worker.heldForCommit += 1
@@ -36,7 +34,7 @@ extension Server {
     /// and dispatched after the commit that makes them durable.
     @discardableResult
     func accept(_ s: SubmitRequest, owner: JobOwner, jobID: String?,
-                submittedAt: Int64) throws(ProtocolError) -> Job {
+                submittedAt: Int64, reply: DirectReply? = nil) throws(ProtocolError) -> Job {
         guard state == .running else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
         guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
@@ -52,7 +50,7 @@ extension Server {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
         let job = Job(id: jobID ?? nextJobID(), request: s, action: action, worker: worker, owner: owner,
-                      acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt)
+                      acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
         jobs[job.id] = job
         worker.outstanding += 1
         stats.accepted += 1
@@ -127,15 +125,25 @@ extension Server {
         loop.add(timer, forMode: .common)
     }
 
-    /// A worker reports a job's end.
-    func jobFinished(_ job: Job, _ outcome: ActionOutcome) {
-        let state: JobState
-        if case .success = outcome { state = .completed } else { state = .failed }
-        finish(job, outcome, state: state)
+    /// Records the job ends workers reported, in the order they reported
+    /// them. Called by the block each report queues on this loop, and before
+    /// a connection's requests are read: a worker writes a waiting client's
+    /// reply right after reporting the end, so a request the client sends
+    /// after that reply (`status`, `stats`) must find the end recorded even
+    /// when it is read before that block runs.
+    func recordFinishedJobs() {
+        guard let ends = reportedEnds.takeAll() else { return }
+        for (job, outcome) in ends {
+            let state: JobState
+            if case .success = outcome { state = .completed } else { state = .failed }
+            finish(job, outcome, state: state, answeredByWorker: true)
+        }
     }
 
-    /// Records a job's end, answers whoever waits for it, and journals it.
-    func finish(_ job: Job, _ outcome: ActionOutcome, state: JobState, journaled: Bool = true) {
+    /// Records a job's end, answers whoever waits for it (unless its worker
+    /// did: `answeredByWorker`), and journals it.
+    func finish(_ job: Job, _ outcome: ActionOutcome, state: JobState, journaled: Bool = true,
+                answeredByWorker: Bool = false) {
         guard !job.state.isFinal else { return }
         job.state = state
         switch outcome {
@@ -160,16 +168,17 @@ extension Server {
         }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: worker.name, action: job.request.action, durationUsec: micros,
                                   state: state, error: job.error, clientUID: job.clientUID))
-        for (c, id) in job.waiters {
-            c.pendingReplies -= 1
-            if let e = job.error {
-                c.sendError(id: id, e, job.replyFields(includeDetails: false))
-            } else {
-                c.sendJobReply(id: id, job)
+        if let reply = job.reply, !answeredByWorker {
+            reply.channel.replyTakenBack()
+            if let c = connections[reply.channel.connectionID] {
+                if let e = job.error {
+                    c.sendError(id: reply.requestID, e, job.replyFields(includeDetails: false))
+                } else {
+                    c.sendJobReply(id: reply.requestID, job)
+                }
+                c.closeIfDone()
             }
-            c.closeIfDone()
         }
-        job.waiters = []
         retire(job)
     }
 

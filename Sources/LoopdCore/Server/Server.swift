@@ -2,8 +2,10 @@ import LoopRuntime
 import LoopdProtocol
 
 /// The daemon's main-thread state: connections, workers, jobs, journal.
-/// Every method runs on the main loop's thread; workers reach it only by
-/// performing blocks on that loop.
+/// Every method runs on the main loop's thread. Workers reach it by
+/// performing blocks on that loop, after putting the ends they report in
+/// `reportedEnds`, and write the replies of waited jobs to the connections'
+/// `ReplyChannel`s themselves.
 final class Server: @unchecked Sendable {
     /// The configuration in force (replaced by a reload).
     var config: DaemonConfig
@@ -19,6 +21,9 @@ final class Server: @unchecked Sendable {
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
     var stats = Stats()
+    /// Job ends the workers reported, waiting for `recordFinishedJobs()`
+    /// (the one field here that workers touch: it locks itself).
+    let reportedEnds = ReportedEnds()
     var journal: JobJournal?
     /// Armed while the journal retains finished durable jobs: forgets them
     /// once past retention even if no durable work comes to do it.
@@ -72,11 +77,15 @@ final class Server: @unchecked Sendable {
 
     func addWorker(name: String, mode: String) {
         let loop = self.loop
-        let worker = Worker(name: name, mode: mode, mainLoop: loop) { [unowned self] finished in
-            loop.perform(inModes: [.common]) {
-                for (job, outcome) in finished { self.jobFinished(job, outcome) }
-            }
-        }
+        let ends = reportedEnds
+        let worker = Worker(name: name, mode: mode, mainLoop: loop, report: { [unowned self] finished in
+            ends.append(finished)
+            loop.perform(inModes: [.common]) { self.recordFinishedJobs() }
+        }, attention: { [unowned self] connectionID in
+            // A worker's write left bytes unsent, failed, or settled a
+            // draining connection: flush it, or close it.
+            loop.perform(inModes: [.common]) { self.connections[connectionID]?.flush() }
+        })
         workers.append(worker)
         workersByName[name] = worker
     }

@@ -41,12 +41,16 @@ final class Worker: @unchecked Sendable {
         mode == .default ? "default" : mode.rawValue
     }
 
-    init(name: String, mode: String, mainLoop: Loop, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void) {
+    /// `report` tells the main side of the ends of a pass's jobs; `attention`
+    /// asks it to look at a connection a reply was written to (see
+    /// `ReplyChannel.deliver`). Both are called on the worker's thread.
+    init(name: String, mode: String, mainLoop: Loop, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void,
+         attention: @escaping @Sendable (_ connectionID: Int) -> Void) {
         self.name = name
         self.mainLoop = mainLoop
         let loopMode = Worker.loopMode(mode)
         thread = LoopThread(name: "loopd-\(name)", mode: loopMode)
-        lane = WorkerLane(name: name, loop: thread.loop, runningJob: runningJob, report: report)
+        lane = WorkerLane(name: name, loop: thread.loop, runningJob: runningJob, report: report, attention: attention)
         let lane = self.lane
         let loop = thread.loop
         // Every mode the worker runs is one of its loop's common modes, so

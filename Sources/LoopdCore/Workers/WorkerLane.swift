@@ -10,6 +10,7 @@ final class WorkerLane: @unchecked Sendable {
     let name: String
     let loop: Loop
     private let report: @Sendable ([(Job, ActionOutcome)]) -> Void
+    private let attention: @Sendable (Int) -> Void
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
     private var ready = ReadyQueue<Job>()
@@ -19,11 +20,13 @@ final class WorkerLane: @unchecked Sendable {
     /// Shared with the main side, for `workers`.
     private let runningJob: RunningJobSlot
 
-    init(name: String, loop: Loop, runningJob: RunningJobSlot, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void) {
+    init(name: String, loop: Loop, runningJob: RunningJobSlot, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void,
+         attention: @escaping @Sendable (Int) -> Void) {
         self.name = name
         self.loop = loop
         self.runningJob = runningJob
         self.report = report
+        self.attention = attention
     }
 
     /// Re-examines the lane whenever a run starts: a mode change may admit a waiting job.
@@ -88,14 +91,47 @@ final class WorkerLane: @unchecked Sendable {
         _ = job.transition(from: .running, to: .finished)
         runningJob.jobID = nil
         if finishedBatch.isEmpty {
-            // Report after the jobs this pass can run, in one hand-off.
+            // Report after the jobs this pass can run, in one hand-off; the
+            // main thread learns of the ends before any waiting client does.
             loop.perform(inModes: [.common]) { [unowned self] in
                 let done = finishedBatch
                 finishedBatch = []
                 report(done)
+                answer(done)
             }
         }
         finishedBatch.append((job, outcome))
         pump()
+    }
+
+    /// Writes the replies of the waited jobs among `done` to their clients,
+    /// one write per connection (a pipelining client's replies of a pass go
+    /// out together), in the order the jobs ended.
+    private func answer(_ done: [(Job, ActionOutcome)]) {
+        guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.channel else { return }
+        if done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.channel === first }) {
+            deliver(done, to: first)
+            return
+        }
+        var channels: [ObjectIdentifier: [(Job, ActionOutcome)]] = [:]
+        var order: [ReplyChannel] = []
+        for end in done {
+            guard let channel = end.0.reply?.channel else { continue }
+            if channels[ObjectIdentifier(channel)] == nil { order.append(channel) }
+            channels[ObjectIdentifier(channel), default: []].append(end)
+        }
+        for channel in order { deliver(channels[ObjectIdentifier(channel)]!, to: channel) }
+    }
+
+    /// Writes the replies among `ends` that go to `channel`.
+    private func deliver(_ ends: [(Job, ActionOutcome)], to channel: ReplyChannel) {
+        let count = ends.count { $0.0.reply?.channel === channel }
+        let needs = channel.deliver(count) { out in
+            for (job, outcome) in ends {
+                guard let reply = job.reply, reply.channel === channel else { continue }
+                job.writeFinalReply(outcome, requestID: reply.requestID, into: &out)
+            }
+        }
+        if needs == .needed { attention(channel.connectionID) }
     }
 }

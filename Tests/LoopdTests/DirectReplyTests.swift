@@ -1,0 +1,163 @@
+import Foundation
+import Glibc
+import LoopdProtocol
+import LoopRuntime
+import Testing
+@testable import LoopdCore
+
+/// Issue 3: a worker writes the reply of a `wait` job to its client itself
+/// (`ReplyChannel`), before the main thread has recorded the job's end.
+/// What a client relies on must not change: what it asks after a reply sees
+/// that reply's job finished, a client that half-closes still gets every
+/// reply, a closed connection's replies never reach another client, and a
+/// client that never reads is throttled.
+@Suite(.serialized) struct DirectReplyTests {
+    /// The reply reaches the client while the main thread is held just
+    /// before it waits, so it came from the worker. The `status` sent right
+    /// after it then comes out of the same wait as the wake-up for the block
+    /// that records the end, and a loop handles descriptors before blocks:
+    /// the status must still see the job completed.
+    @Test func aWaitedReplyComesFromTheWorkerAndAStatusAfterItSeesTheEnd() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let c = try d.client()
+        c.send(#"{"id":"job","op":"submit","action":"gate","worker":"w1"}"#)
+        #expect(gate.started.wait(timeout: .now() + 20) == .success)
+
+        let mainHeld = DispatchSemaphore(value: 0), releaseMain = DispatchSemaphore(value: 0)
+        let loop = try #require(d.daemon.loop)
+        let hold = LoopObserver(activities: .beforeWaiting, repeats: false) { _, _ in
+            mainHeld.signal()
+            _ = releaseMain.wait(timeout: .now() + 30)
+        }
+        loop.add(hold, forMode: .common)
+        loop.wakeUp()
+        #expect(mainHeld.wait(timeout: .now() + 20) == .success)
+        gate.open.signal()
+        let reply = try #require(c.readReply())
+        #expect(reply["id"] == "job")
+        #expect(reply["state"] == "completed")
+        let job = try #require(reply["job"]?.stringValue)
+        c.send(#"{"id":"status","op":"status","job":"\#(job)"}"#)
+        c.send(#"{"id":"stats","op":"stats"}"#)
+        usleep(20_000)  // lets both requests reach the socket before the main thread resumes; not a pass condition
+        releaseMain.signal()
+        #expect(c.readReply()?["state"] == "completed")
+        #expect(c.readReply()?["completed"] == .integer(1))
+    }
+
+    @Test func aRequestSentAfterAWaitedReplySeesTheJobFinished() throws {
+        let d = RunningDaemon()
+        defer { d.stop() }
+        let c = try d.client()
+        let rounds = 400
+        var stale = 0
+        for i in 0..<rounds {
+            let reply = try #require(c.call(#"{"id":\#(i),"op":"submit","action":"noop","worker":"w1"}"#))
+            #expect(reply["state"] == "completed")
+            let job = try #require(reply["job"]?.stringValue)
+            // Sent the moment the reply is read: the main thread may not have
+            // run the block that records the end yet.
+            if c.call(#"{"id":"s\#(i)","op":"status","job":"\#(job)"}"#)?["state"] != "completed" { stale += 1 }
+        }
+        #expect(stale == 0, "\(stale) of \(rounds) status replies did not show the job the client had been told was completed")
+        let stats = try #require(c.call(#"{"id":"stats","op":"stats"}"#))
+        #expect(stats["completed"] == .integer(Int64(rounds)))
+        #expect(stats["queued"] == .integer(0))
+    }
+
+    @Test func aClientThatHalfClosesGetsEveryWaitedReplyThenTheClose() throws {
+        let d = RunningDaemon()
+        defer { d.stop() }
+        let c = try d.client()
+        c.send(#"{"id":1,"op":"submit","action":"sleep","args":["100"],"worker":"w1"}"#)
+        c.send(#"{"id":2,"op":"submit","action":"echo","args":["x"],"worker":"w2"}"#)
+        c.send(#"{"id":3,"op":"submit","action":"fail","worker":"w2"}"#)
+        shutdown(c.fd, Int32(SHUT_WR))
+        var ids: [JSON] = []
+        while let reply = c.readReply() { ids.append(reply["id"] ?? .null) }
+        #expect(ids.count == 3)
+        for id in 1...3 { #expect(ids.contains(.integer(Int64(id))), "no reply to request \(id)") }
+        #expect(c.isClosedByPeer())
+    }
+
+    @Test func aClosedConnectionsRepliesNeverReachTheClientGivenItsDescriptor() throws {
+        let d = RunningDaemon()
+        defer { d.stop() }
+        // Jobs whose replies are owed to connections that close before the
+        // jobs end; the descriptors are then reused by new connections.
+        // A peer that closes with a reply unread makes the daemon's next
+        // read fail (ECONNRESET), and the daemon closes the descriptor at
+        // once, with the job's reply still owed.
+        for i in 0..<8 {
+            let gone = try d.client()
+            gone.send(#"{"id":"gone-\#(i)","op":"submit","action":"sleep","args":["100"],"worker":"w\#(i % 2 + 1)"}"#)
+            gone.send(#"{"id":"p","op":"ping"}"#)
+            var ready = pollfd(fd: gone.fd, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 20_000) == 1)  // the ping's reply is there, unread
+        }
+        let successors = try (0..<8).map { _ in try d.client() }
+        for (i, s) in successors.enumerated() {
+            #expect(s.call(#"{"id":"mine-\#(i)","op":"submit","action":"sleep","args":["50"],"worker":"w\#(i % 2 + 1)"}"#)?["id"]
+                == .string("mine-\(i)"))
+        }
+        // Every sleep has ended: anything misdelivered would be there now.
+        for (i, s) in successors.enumerated() {
+            #expect(s.call(#"{"id":"after-\#(i)","op":"ping"}"#)?["id"] == .string("after-\(i)"))
+        }
+    }
+
+    @Test func aClientThatNeverReadsItsWaitedRepliesIsThrottled() throws {
+        // A queue limit beyond what the client sends: only the reply
+        // backlog can stop the daemon reading.
+        let d = RunningDaemon {
+            $0.limits.maxPendingReplyBytes = 64 * 1024
+            $0.limits.maxQueuedJobsPerWorker = 1_000_000
+        }
+        defer { d.stop() }
+        let greedy = try d.client()
+        let line = Array((#"{"id":1234567,"op":"submit","action":"echo","args":["0123456789abcdef"],"worker":"w1"}"# + "\n").utf8)
+        var batch: [UInt8] = []
+        for _ in 0..<500 { batch += line }
+        // One continuous stream of whole requests: `sent` bytes of it went out.
+        var sent = 0
+        func sendMore(upTo limit: Int) -> Bool {
+            let offset = sent % batch.count
+            let n = batch[offset...].withUnsafeBytes {
+                send(greedy.fd, $0.baseAddress, Swift.min($0.count, limit), Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if n > 0 { sent += n }
+            return n > 0
+        }
+        var blocked = false
+        while !blocked && sent < 48 << 20 {
+            if sendMore(upTo: .max) { continue }
+            // Blocked for good only if the daemon takes not one more byte
+            // for ten tries in a row: a busy daemon reading its backlog
+            // (without the throttle) takes some within that time.
+            blocked = true
+            for _ in 0..<10 where blocked {
+                usleep(20_000)
+                if sendMore(upTo: 1) { blocked = false }
+            }
+        }
+        #expect(blocked, "the daemon kept reading \(sent) bytes of requests whose replies were never read")
+        #expect(sent < 16 << 20)
+        let other = try d.client()
+        #expect(other.call(#"{"id":"x","op":"submit","action":"echo","args":["fine"],"worker":"w2"}"#)?["result"]?["output"] == "fine")
+    }
+}
+
+/// An action that tells the test it started, then holds its worker until
+/// the test opens the gate.
+private final class GateAction: JobAction, @unchecked Sendable {
+    let started = DispatchSemaphore(value: 0)
+    let open = DispatchSemaphore(value: 0)
+
+    func start(_ context: ActionContext) {
+        started.signal()
+        _ = open.wait(timeout: .now() + 30)
+        context.complete(.success(.object([])))
+    }
+}
