@@ -73,9 +73,6 @@ final class ReplyChannel: Sendable {
     /// Bytes encoded and not yet written.
     var unsentBytes: Int { state.withLock { $0.unsent } }
 
-    /// Whether a write failed; the connection should close.
-    var hasFailed: Bool { state.withLock { $0.failed } }
-
     /// No reply is owed by a worker and none waits to be written.
     var isSettled: Bool { state.withLock { $0.owed == 0 && $0.unsent == 0 } }
 
