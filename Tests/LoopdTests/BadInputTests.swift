@@ -55,16 +55,7 @@ import Testing
         let line = Array((#"{"id":1234567,"op":"ping"}"# + "\n").utf8)
         var batch: [UInt8] = []
         for _ in 0..<2000 { batch += line }
-        var sent = 0
-        var blocked = false
-        for _ in 0..<1200 where !blocked {
-            let n = batch.withUnsafeBytes { send(greedy.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-            if n > 0 { sent += n; continue }
-            // Give the daemon a moment to drain what it will, then try again.
-            usleep(20_000)
-            let again = batch.withUnsafeBytes { send(greedy.fd, $0.baseAddress, 1, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-            if again <= 0 { blocked = true } else { sent += again }
-        }
+        let (sent, blocked) = greedy.floodWithoutReading(batch, limit: 64 << 20)
         #expect(blocked)
         #expect(sent < 16 << 20)
         // Meanwhile another client is served promptly.

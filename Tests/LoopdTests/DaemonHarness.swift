@@ -122,6 +122,32 @@ final class TestClient {
         return readReply()
     }
 
+    /// Sends `batch` (whole request lines) again and again without reading
+    /// a reply, as one continuous stream, until the daemon takes not one
+    /// more byte for ten tries 20 ms apart (`blocked`), or `limit` bytes
+    /// went out. A daemon busy with its backlog takes some within that
+    /// time; only one that stopped reading this client blocks it for good.
+    func floodWithoutReading(_ batch: [UInt8], limit: Int) -> (sent: Int, blocked: Bool) {
+        var sent = 0
+        func sendMore(upTo most: Int) -> Bool {
+            let n = batch[(sent % batch.count)...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, Swift.min($0.count, most), Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if n > 0 { sent += n }
+            return n > 0
+        }
+        while sent < limit {
+            if sendMore(upTo: .max) { continue }
+            var tries = 0
+            while tries < 10 && !sendMore(upTo: 1) {
+                usleep(20_000)
+                tries += 1
+            }
+            if tries == 10 { return (sent, true) }
+        }
+        return (sent, false)
+    }
+
     /// Whether the daemon closed the connection (bounded wait).
     func isClosedByPeer() -> Bool {
         while let _ = readLine() {}

@@ -120,28 +120,7 @@ import Testing
         let line = Array((#"{"id":1234567,"op":"submit","action":"echo","args":["0123456789abcdef"],"worker":"w1"}"# + "\n").utf8)
         var batch: [UInt8] = []
         for _ in 0..<500 { batch += line }
-        // One continuous stream of whole requests: `sent` bytes of it went out.
-        var sent = 0
-        func sendMore(upTo limit: Int) -> Bool {
-            let offset = sent % batch.count
-            let n = batch[offset...].withUnsafeBytes {
-                send(greedy.fd, $0.baseAddress, Swift.min($0.count, limit), Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-            }
-            if n > 0 { sent += n }
-            return n > 0
-        }
-        var blocked = false
-        while !blocked && sent < 48 << 20 {
-            if sendMore(upTo: .max) { continue }
-            // Blocked for good only if the daemon takes not one more byte
-            // for ten tries in a row: a busy daemon reading its backlog
-            // (without the throttle) takes some within that time.
-            blocked = true
-            for _ in 0..<10 where blocked {
-                usleep(20_000)
-                if sendMore(upTo: 1) { blocked = false }
-            }
-        }
+        let (sent, blocked) = greedy.floodWithoutReading(batch, limit: 48 << 20)
         #expect(blocked, "the daemon kept reading \(sent) bytes of requests whose replies were never read")
         #expect(sent < 16 << 20)
         let other = try d.client()
