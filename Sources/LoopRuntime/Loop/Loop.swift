@@ -20,6 +20,16 @@ public final class Loop: @unchecked Sendable {
     /// Whether this is the main thread's loop (it serves the Dispatch main queue, R27).
     public let isMain: Bool
 
+    // MARK: guarded by the inbox's own mutex, any thread
+    /// Queued blocks and the sleep handshake (see `Inbox`). Taken inside
+    /// `lock` when both are needed, never the other way round.
+    ///
+    /// Declared among the fields nobody writes after init, so the pointer a
+    /// producer reads on every `perform` shares its cache line with nothing
+    /// the loop thread writes per pass (declared below `clockStorage` it sat
+    /// beside `spareBlocks`, which every drain swaps).
+    let inbox = Locked(Inbox())
+
     // MARK: guarded by lock, any thread
     let lock = Lock()
     var modes: [Mode: ModeItems] = [:]
@@ -32,11 +42,6 @@ public final class Loop: @unchecked Sendable {
     /// The version-1 sources in the epoll set, by token.
     var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
     var clockStorage: LoopClock = .system
-
-    // MARK: guarded by the inbox's own mutex, any thread
-    /// Queued blocks and the sleep handshake (see `Inbox`). Taken inside
-    /// `lock` when both are needed, never the other way round.
-    let inbox = Locked(Inbox())
 
     // MARK: loop thread only
     /// The mode the epoll set was last built for.

@@ -13,23 +13,47 @@ import Glibc
 /// the kernel acquire a contended lock, which the sanitizer cannot see).
 /// Package-wide: the daemon guards the state its threads share with it too.
 package final class Locked<State: ~Copyable>: @unchecked Sendable {
-    // Both allocated once and never moved. Any thread, under `mutex` for `state`.
+    // Both live in one allocation that is never moved: the mutex on the
+    // first cache line, the value from the second on. Any thread, under
+    // `mutex` for `state`.
+    //
+    // Why one aligned block: allocated apart (malloc put them 1 KiB apart),
+    // the 40-byte mutex and the 52-byte inbox each straddled two cache
+    // lines and shared them with unrelated heap data, so a producer's
+    // append touched four lines that the loop thread takes over at every
+    // drain, instead of two lines that hold nothing else. Together with
+    // `Loop.inbox`'s place among the immutable fields, measured with
+    // `LoopBench throughput` (9 alternated runs each): loop.perform median
+    // 6.79 -> 9.50 M/s, 35% -> 50% of the raw queue.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let state: UnsafeMutablePointer<State>
+    private let block: UnsafeMutableRawPointer
+
+    /// A cache line's size on the machines we run on (x86-64, arm64).
+    private static var lineSize: Int { 64 }
+
+    /// Bytes from the block's start to the value: the mutex's size, rounded up to whole lines.
+    private static var stateOffset: Int {
+        let needed = Swift.max(MemoryLayout<pthread_mutex_t>.size, 1)
+        return (needed + lineSize - 1) / lineSize * lineSize
+    }
 
     package init(_ initial: consuming State) {
-        mutex = .allocate(capacity: 1)
+        let line = Locked.lineSize
+        let stateBytes = (MemoryLayout<State>.size + line - 1) / line * line
+        block = .allocate(byteCount: Locked.stateOffset + Swift.max(stateBytes, line),
+                          alignment: Swift.max(line, MemoryLayout<State>.alignment))
+        mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
         let r = pthread_mutex_init(mutex, nil)
         precondition(r == 0, "pthread_mutex_init failed: \(r)")
-        state = .allocate(capacity: 1)
+        state = (block + Locked.stateOffset).bindMemory(to: State.self, capacity: 1)
         state.initialize(to: initial)
     }
 
     deinit {
         state.deinitialize(count: 1)
-        state.deallocate()
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        block.deallocate()
     }
 
     /// Runs `body` on the value with the mutex held.
