@@ -13,14 +13,17 @@ import Testing
 /// client that never reads is throttled.
 @Suite(.serialized) struct DirectReplyTests {
     /// The reply reaches the client while the main thread is held just
-    /// before it waits, so it came from the worker. The `status` sent right
-    /// after it then comes out of the same wait as the wake-up for the block
-    /// that records the end, and a loop handles descriptors before blocks:
-    /// the status must still see the job completed.
+    /// before it waits, so it came from the worker (told to write at once
+    /// even then: by default a worker writes only while the main loop
+    /// sleeps, and the race is the same). The `status` sent right after it
+    /// then comes out of the same wait as the wake-up for the block that
+    /// records the end, and a loop handles descriptors before blocks: the
+    /// status must still see the job completed.
     @Test func aWaitedReplyComesFromTheWorkerAndAStatusAfterItSeesTheEnd() throws {
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
         defer { d.stop() }
+        for w in try #require(d.daemon.server).workers { w.lane.writesRepliesAlways.store(true, ordering: .relaxed) }
         let c = try d.client()
         c.send(#"{"id":"job","op":"submit","action":"gate","worker":"w1"}"#)
         #expect(gate.started.wait(timeout: .now() + 20) == .success)
@@ -45,6 +48,33 @@ import Testing
         releaseMain.signal()
         #expect(c.readReply()?["state"] == "completed")
         #expect(c.readReply()?["completed"] == .integer(1))
+    }
+
+    /// A job that ends while the main loop is busy: the worker leaves the
+    /// encoded reply to the main thread, which writes it once it resumes.
+    @Test func aReplyEndedWhileTheMainLoopIsBusyIsWrittenByTheMainLoop() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let c = try d.client()
+        c.send(#"{"id":"job","op":"submit","action":"gate","worker":"w2"}"#)
+        #expect(gate.started.wait(timeout: .now() + 20) == .success)
+        let mainHeld = DispatchSemaphore(value: 0), releaseMain = DispatchSemaphore(value: 0)
+        let loop = try #require(d.daemon.loop)
+        loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _, _ in
+            mainHeld.signal()
+            _ = releaseMain.wait(timeout: .now() + 30)
+        }, forMode: .common)
+        loop.wakeUp()
+        #expect(mainHeld.wait(timeout: .now() + 20) == .success)
+        gate.open.signal()
+        usleep(100_000)  // lets the worker end the job while the main loop is held; not a pass condition
+        releaseMain.signal()
+        let reply = try #require(c.readReply())
+        #expect(reply["id"] == "job")
+        #expect(reply["state"] == "completed")
+        let job = try #require(reply["job"]?.stringValue)
+        #expect(c.call(#"{"id":"status","op":"status","job":"\#(job)"}"#)?["state"] == "completed")
     }
 
     @Test func aRequestSentAfterAWaitedReplySeesTheJobFinished() throws {

@@ -77,7 +77,7 @@ import Testing
 /// for `replyFields(includeDetails: false)`.
 @Suite struct JobReplyTests {
     @Test func jobRepliesMatchTheirFieldList() {
-        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current, report: { _ in }, attention: { _ in })
+        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current, report: { _ in }, wake: { _ in }, attention: { _ in })
         defer { worker.stop() }
         let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
                       owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
@@ -99,7 +99,7 @@ import Testing
     /// Issue 3 (direct replies): the reply a worker writes for a waited job
     /// is the line the main thread writes once it has recorded the same end.
     @Test func workerRepliesMatchTheMainThreadsReplies() {
-        let worker = Worker(name: "w2", mode: "default", mainLoop: Loop.current, report: { _ in }, attention: { _ in })
+        let worker = Worker(name: "w2", mode: "default", mainLoop: Loop.current, report: { _ in }, wake: { _ in }, attention: { _ in })
         defer { worker.stop() }
         let outcomes: [ActionOutcome] = [
             .success(.object([("output", "a\nb ü")])), .success(.object([])),

@@ -4,10 +4,11 @@ import LoopRuntime
 /// workers: its descriptor, the replies not yet written, and the replies a
 /// worker still owes it.
 ///
-/// A worker writes the reply of a finished `wait` job itself instead of
-/// handing the job back to the main thread first: one thread hand-off fewer
-/// on every waited job (client → main → worker → client), and the main
-/// thread neither encodes nor writes those replies. Everything here is under
+/// A worker encodes the reply of a finished `wait` job itself, and while the
+/// main loop sleeps it also writes it: one thread hand-off fewer on a
+/// waited job (client → main → worker → client). While the main loop is
+/// busy, the main thread writes what workers encoded with its own replies,
+/// one write per connection per batch instead of one per thread. Everything here is under
 /// one mutex, so the descriptor is closed under it too: a worker can never
 /// write to a descriptor number the kernel already gave to another client.
 final class ReplyChannel: Sendable {
@@ -126,14 +127,16 @@ final class ReplyChannel: Sendable {
 
     // MARK: workers
 
-    /// Encodes replies a worker owes and writes them at once. Returns
-    /// whether the main thread must look at the connection (bytes left
-    /// unsent, a failed write, or a draining connection now settled).
-    func deliver(_ count: Int, _ encode: (inout [UInt8]) -> Void) -> Attention {
+    /// Encodes replies a worker owes; with `writeNow`, writes them at once.
+    /// Returns whether the main thread must look at the connection (bytes
+    /// left unsent, a failed write, or a draining connection now settled);
+    /// without `writeNow` the main thread flushes them with its own batch.
+    func deliver(_ count: Int, writeNow: Bool, _ encode: (inout [UInt8]) -> Void) -> Attention {
         state.withLock { s in
             s.owed -= count
             guard !s.closed else { return .none }
             encode(&s.output)
+            guard writeNow else { return .none }
             s.writeOut()
             return s.unsent > 0 || s.failed || (s.draining && s.owed == 0) ? .needed : .none
         }

@@ -78,9 +78,15 @@ final class Server: @unchecked Sendable {
     func addWorker(name: String, mode: String) {
         let loop = self.loop
         let ends = reportedEnds
-        let worker = Worker(name: name, mode: mode, mainLoop: loop, report: { [unowned self] finished in
+        let worker = Worker(name: name, mode: mode, mainLoop: loop, report: { finished in
             ends.append(finished)
-            loop.perform(inModes: [.common]) { self.recordFinishedJobs() }
+        }, wake: { [unowned self] unwritten in
+            loop.perform(inModes: [.common]) {
+                self.recordFinishedJobs()
+                // Replies a worker encoded but left to this thread: they go
+                // out with this batch's own.
+                for id in unwritten { if let c = self.connections[id] { self.scheduleFlush(c) } }
+            }
         }, attention: { [unowned self] connectionID in
             // A worker's write left bytes unsent, failed, or settled a
             // draining connection: flush it, or close it.

@@ -41,16 +41,20 @@ final class Worker: @unchecked Sendable {
         mode == .default ? "default" : mode.rawValue
     }
 
-    /// `report` tells the main side of the ends of a pass's jobs; `attention`
-    /// asks it to look at a connection a reply was written to (see
-    /// `ReplyChannel.deliver`). Both are called on the worker's thread.
+    /// `report` hands the main side the ends of a pass's jobs; `wake` then
+    /// has the main loop record them and write the replies left to it (the
+    /// ids of their connections); `attention` asks it to look at a
+    /// connection a reply was written to (see `ReplyChannel.deliver`). All
+    /// three are called on the worker's thread.
     init(name: String, mode: String, mainLoop: Loop, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void,
+         wake: @escaping @Sendable (_ unwritten: [Int]) -> Void,
          attention: @escaping @Sendable (_ connectionID: Int) -> Void) {
         self.name = name
         self.mainLoop = mainLoop
         let loopMode = Worker.loopMode(mode)
         thread = LoopThread(name: "loopd-\(name)", mode: loopMode)
-        lane = WorkerLane(name: name, loop: thread.loop, runningJob: runningJob, report: report, attention: attention)
+        lane = WorkerLane(name: name, loop: thread.loop, mainLoop: mainLoop, runningJob: runningJob,
+                          report: report, wake: wake, attention: attention)
         let lane = self.lane
         let loop = thread.loop
         // Every mode the worker runs is one of its loop's common modes, so

@@ -1,5 +1,6 @@
 import LoopRuntime
 import LoopdProtocol
+import Synchronization
 
 /// The worker thread's side of a worker: the serial lane. Jobs arrive in
 /// order; one runs at a time; a job whose mode the loop is not running now
@@ -10,7 +11,13 @@ final class WorkerLane: @unchecked Sendable {
     let name: String
     let loop: Loop
     private let report: @Sendable ([(Job, ActionOutcome)]) -> Void
+    private let wake: @Sendable ([Int]) -> Void
     private let attention: @Sendable (Int) -> Void
+    /// The main side's loop: whether it sleeps decides who writes a reply.
+    private let mainLoop: Loop
+    /// Write every reply at once, even while the main loop is awake. Tests
+    /// only: it lets a test hold the main loop and still get the reply.
+    let writesRepliesAlways = Atomic<Bool>(false)
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
     private var ready = ReadyQueue<Job>()
@@ -20,12 +27,15 @@ final class WorkerLane: @unchecked Sendable {
     /// Shared with the main side, for `workers`.
     private let runningJob: RunningJobSlot
 
-    init(name: String, loop: Loop, runningJob: RunningJobSlot, report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void,
+    init(name: String, loop: Loop, mainLoop: Loop, runningJob: RunningJobSlot,
+         report: @escaping @Sendable ([(Job, ActionOutcome)]) -> Void, wake: @escaping @Sendable ([Int]) -> Void,
          attention: @escaping @Sendable (Int) -> Void) {
         self.name = name
         self.loop = loop
+        self.mainLoop = mainLoop
         self.runningJob = runningJob
         self.report = report
+        self.wake = wake
         self.attention = attention
     }
 
@@ -96,22 +106,35 @@ final class WorkerLane: @unchecked Sendable {
             loop.perform(inModes: [.common]) { [unowned self] in
                 let done = finishedBatch
                 finishedBatch = []
+                // The ends are reported before any reply is encoded, so the
+                // main thread can see them before any waiting client does.
+                // With the main loop asleep the replies go out now, one
+                // hand-off sooner; with it awake, it writes them with its own
+                // batch (one write per connection, not one per thread).
                 report(done)
-                answer(done)
+                if writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting {
+                    wake([])
+                    answer(done, writeNow: true)
+                } else {
+                    wake(answer(done, writeNow: false))
+                }
             }
         }
         finishedBatch.append((job, outcome))
         pump()
     }
 
-    /// Writes the replies of the waited jobs among `done` to their clients,
-    /// one write per connection (a pipelining client's replies of a pass go
-    /// out together), in the order the jobs ended.
-    private func answer(_ done: [(Job, ActionOutcome)]) {
-        guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.channel else { return }
+    /// Encodes the replies of the waited jobs among `done` for their
+    /// clients, in the order the jobs ended, and with `writeNow` writes
+    /// them: one write per connection (a pipelining client's replies of a
+    /// pass go out together).
+    /// Returns the ids of the connections it encoded replies for.
+    @discardableResult
+    private func answer(_ done: [(Job, ActionOutcome)], writeNow: Bool) -> [Int] {
+        guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.channel else { return [] }
         if done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.channel === first }) {
-            deliver(done, to: first)
-            return
+            deliver(done, to: first, writeNow: writeNow)
+            return [first.connectionID]
         }
         var channels: [ObjectIdentifier: [(Job, ActionOutcome)]] = [:]
         var order: [ReplyChannel] = []
@@ -120,13 +143,14 @@ final class WorkerLane: @unchecked Sendable {
             if channels[ObjectIdentifier(channel)] == nil { order.append(channel) }
             channels[ObjectIdentifier(channel), default: []].append(end)
         }
-        for channel in order { deliver(channels[ObjectIdentifier(channel)]!, to: channel) }
+        for channel in order { deliver(channels[ObjectIdentifier(channel)]!, to: channel, writeNow: writeNow) }
+        return order.map(\.connectionID)
     }
 
-    /// Writes the replies among `ends` that go to `channel`.
-    private func deliver(_ ends: [(Job, ActionOutcome)], to channel: ReplyChannel) {
+    /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `channel`.
+    private func deliver(_ ends: [(Job, ActionOutcome)], to channel: ReplyChannel, writeNow: Bool) {
         let count = ends.count { $0.0.reply?.channel === channel }
-        let needs = channel.deliver(count) { out in
+        let needs = channel.deliver(count, writeNow: writeNow) { out in
             for (job, outcome) in ends {
                 guard let reply = job.reply, reply.channel === channel else { continue }
                 job.writeFinalReply(outcome, requestID: reply.requestID, into: &out)
