@@ -101,8 +101,7 @@ final class WorkerLane: @unchecked Sendable {
         _ = job.transition(from: .running, to: .finished)
         runningJob.jobID = nil
         if finishedBatch.isEmpty {
-            // Report after the jobs this pass can run, in one hand-off; the
-            // main thread learns of the ends before any waiting client does.
+            // Report after the jobs this pass can run, in one hand-off.
             loop.perform(inModes: [.common]) { [unowned self] in
                 let done = finishedBatch
                 finishedBatch = []
@@ -127,8 +126,7 @@ final class WorkerLane: @unchecked Sendable {
     /// Encodes the replies of the waited jobs among `done` for their
     /// clients, in the order the jobs ended, and with `writeNow` writes
     /// them: one write per connection (a pipelining client's replies of a
-    /// pass go out together).
-    /// Returns the ids of the connections it encoded replies for.
+    /// pass go out together). Returns the ids of those connections.
     @discardableResult
     private func answer(_ done: [(Job, ActionOutcome)], writeNow: Bool) -> [Int] {
         guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.channel else { return [] }
