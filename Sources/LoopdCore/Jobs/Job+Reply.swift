@@ -13,8 +13,13 @@ extension Job {
     /// building the list: every acknowledged or finished job is answered
     /// with these.
     func writeReplyFields(into out: inout [UInt8]) {
+        writeReplyFields(state: visibleState, result: result, into: &out)
+    }
+
+    /// `writeReplyFields(into:)` for a given state and result. Any thread.
+    private func writeReplyFields(state: JobState, result: JSON?, into out: inout [UInt8]) {
         Response.field("job", id, into: &out)
-        Response.field("state", visibleState.rawValue, into: &out)
+        Response.field("state", state.rawValue, into: &out)
         Response.field("worker", worker.name, into: &out)
         if let result { Response.field("result", result, into: &out) }
     }
@@ -27,15 +32,10 @@ extension Job {
         switch outcome {
         case .success(let result):
             Response.beginOK(id: requestID, into: &out)
-            Response.field("job", id, into: &out)
-            Response.field("state", JobState.completed.rawValue, into: &out)
-            Response.field("worker", worker.name, into: &out)
-            Response.field("result", result, into: &out)
+            writeReplyFields(state: .completed, result: result, into: &out)
             Response.end(into: &out)
         case .failure(let error, let result):
-            let fields: [(String, JSON)] = [("job", .string(id)), ("state", .string(JobState.failed.rawValue)),
-                                            ("worker", .string(worker.name)), ("result", result)]
-            Response.error(id: requestID, error, fields, into: &out)
+            Response.error(id: requestID, error, replyFields(state: .failed, result: result), into: &out)
         }
     }
 }

@@ -90,7 +90,13 @@ final class Job: @unchecked Sendable {
 
     /// The fields describing the job in `submit` and `status` replies.
     func replyFields(includeDetails: Bool) -> [(String, JSON)] {
-        var f: [(String, JSON)] = [("job", .string(id)), ("state", .string(visibleState.rawValue)), ("worker", .string(worker.name))]
+        replyFields(state: visibleState, result: result, includeDetails: includeDetails)
+    }
+
+    /// `replyFields(includeDetails:)` for a given state and result (a
+    /// worker's reply, written before this thread recorded them). Any thread.
+    func replyFields(state: JobState, result: JSON?, includeDetails: Bool = false) -> [(String, JSON)] {
+        var f: [(String, JSON)] = [("job", .string(id)), ("state", .string(state.rawValue)), ("worker", .string(worker.name))]
         if includeDetails {
             f.append(("action", .string(request.action)))
             f.append(("durable", .bool(request.durable)))

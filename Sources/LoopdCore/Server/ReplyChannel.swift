@@ -8,9 +8,10 @@ import LoopRuntime
 /// main loop sleeps it also writes it: one thread hand-off fewer on a
 /// waited job (client → main → worker → client). While the main loop is
 /// busy, the main thread writes what workers encoded with its own replies,
-/// one write per connection per batch instead of one per thread. Everything here is under
-/// one mutex, so the descriptor is closed under it too: a worker can never
-/// write to a descriptor number the kernel already gave to another client.
+/// one write per connection per batch instead of one per thread.
+/// Everything here is under one mutex, so the descriptor is closed under it
+/// too: a worker can never write to a descriptor number the kernel already
+/// gave to another client.
 final class ReplyChannel: Sendable {
     private struct State {
         var fd: Int32
@@ -78,7 +79,6 @@ final class ReplyChannel: Sendable {
     var isSettled: Bool { state.withLock { $0.owed == 0 && $0.unsent == 0 } }
 
     /// Appends an encoded reply to be written by `flush()`; returns the bytes unsent.
-    @discardableResult
     func append(_ encode: (inout [UInt8]) -> Void) -> Int {
         state.withLock { s in
             guard !s.closed else { return 0 }
