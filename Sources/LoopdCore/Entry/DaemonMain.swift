@@ -1,5 +1,3 @@
-import Glibc
-
 /// The `loopd` executable's whole behaviour, kept in the library so the
 /// executable is a one-line `main`.
 public enum DaemonMain {
@@ -12,7 +10,6 @@ public enum DaemonMain {
       --check-config   validate the configuration and exit
     """
 
-    /// The configuration file used when none is named.
     /// Parses `arguments` (without the program name), runs, returns the exit status.
     public static func run(arguments: [String]) -> Int32 {
         var configPath: String?
@@ -55,8 +52,7 @@ public enum DaemonMain {
     }
 
     private static func fail(_ message: String, status: Int32) -> Int32 {
-        var bytes = Array((message + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        writeLogBytes(2, Array((message + "\n").utf8))
         return status
     }
 }
