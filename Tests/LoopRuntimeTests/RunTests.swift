@@ -283,6 +283,58 @@ import Testing
         #expect(o.result == .timedOut)
     }
 
+    // A pass that finds blocks queued when it decides whether to sleep takes
+    // them there and runs them at step 10 (R17), without looking at the
+    // queue again. A run nested in between (here from afterWaiting) must
+    // still run them first, and count them as work: a mode with no sources
+    // or timers but with such a block is not empty (R3).
+
+    @Test func R21_aNestedRunRunsTheBlocksTheOuterSleepDecisionTookBeforeNewerOnes() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _, _ in
+                loop.perform { log.append("A, queued before the sleep decision") }
+            }, forMode: .default)
+            loop.add(LoopObserver(activities: .afterWaiting, repeats: false) { _, _ in
+                loop.perform { log.append("B, queued after it") }
+                log.append("nested \(loop.run(mode: .default, timeout: .zero))")
+                loop.stop()
+            }, forMode: .default)
+            let result = loop.run(mode: .default, timeout: .seconds(10))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.log == ["A, queued before the sleep decision", "B, queued after it", "nested timedOut"])
+        #expect(o.result == .stopped)
+    }
+
+    @Test func R21_R3_aNestedRunOfAnEmptyModeRunsItsBlockThatTheOuterSleepDecisionTook() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            let other: Loop.Mode = "r21-carried"
+            loop.add(keepAlive(), forMode: .default)
+            // Observers only: the mode exists but has no sources or timers (R3).
+            loop.add(activityLogger(log, .entry), forMode: other)
+            loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _, _ in
+                loop.perform { log.append("A in \(modeName(loop))") }
+                loop.perform(inModes: [other]) {
+                    log.append("C in \(modeName(loop))")
+                    loop.stop()
+                }
+            }, forMode: .default)
+            loop.add(LoopObserver(activities: .afterWaiting, repeats: false) { _, _ in
+                log.append("\(other) run \(loop.run(mode: other, timeout: .seconds(10)))")
+                loop.stop()
+            }, forMode: .default)
+            let result = loop.run(mode: .default, timeout: .seconds(10))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.log == ["entry", "C in r21-carried", "r21-carried run stopped", "A in \(Loop.Mode.default)"])
+        #expect(o.result == .stopped)
+    }
+
     // MARK: R22
 
     @Test func R22_removingYourSourcesDoesNotStopALoopThatSomethingElseKeepsAlive() {

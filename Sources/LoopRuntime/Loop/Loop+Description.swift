@@ -3,7 +3,8 @@ extension Loop: CustomStringConvertible {
     /// current mode, common modes, common-mode items, then per mode its
     /// sources, timers (next fire date) and observers (activities, order).
     public var description: String {
-        lock.withLock {
+        let onLoopThread = isCurrentThread
+        return lock.withLock {
             var out = "<Loop \(hexAddress(self))> {thread = \(threadID)\(isMain ? " (main)" : ""), "
             out += "wakeUps = \(wakeUpCount), isWaiting = \(isWaiting)\n"
             out += "current mode = \(runningMode?.rawValue ?? "(none)"),\n"
@@ -22,7 +23,9 @@ extension Loop: CustomStringConvertible {
                 let items = modes[mode]!
                 out += "\t<LoopMode> {name = \(mode.rawValue), "
                 let isCommon = commonModes.contains(mode)
-                let pending = inbox.withLock { $0.blocks.admittedCount(mode: mode, modeIsCommon: isCommon) }
+                // On the loop's own thread, blocks a pass has taken but not run yet count too.
+                let taken = onLoopThread ? carriedBlocks.admittedCount(mode: mode, modeIsCommon: isCommon) : 0
+                let pending = taken + inbox.withLock { $0.blocks.admittedCount(mode: mode, modeIsCommon: isCommon) }
                 out += "blocks pending = \(pending)\n"
                 out += "\tsources0 = {\n"
                 for (i, s) in items.sources.enumerated() { out += "\t\t\(i) : \(describe(s))\n" }

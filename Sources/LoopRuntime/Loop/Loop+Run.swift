@@ -160,14 +160,19 @@ extension Loop {
         }
         // The inbox decides last, inside the lock: a block queued or a
         // wake-up asked for before this point keeps the loop awake; one
-        // after it finds `sleeping` set and writes the eventfd.
+        // after it finds `sleeping` set and writes the eventfd. Blocks it
+        // finds are taken for step 10 while the lock is held anyway.
         let isCommon = isCommonModeLocked(mode)
+        let carry = carriedBlocks.isEmpty
         mayBlock = inbox.withLock { box in
-            let block = mayBlock && !box.wakeRequested && !box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            let queued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            let block = mayBlock && !box.wakeRequested && !queued
             box.wakeRequested = false
             if block {
                 box.sleeping = true
                 box.wakeSignalled = false
+            } else if queued && carry {
+                swap(&carriedBlocks, &box.blocks)
             }
             return block
         }

@@ -49,6 +49,11 @@ public final class Loop: @unchecked Sendable {
     var mainQueueRegistered = false
     /// An empty buffer with capacity, swapped with the inbox's to drain it without allocating.
     var spareBlocks = BlockBuffer()
+    /// Blocks the sleep decision took from the inbox because it found them
+    /// queued, for the next `runBlocks` (step 10) to run without taking the
+    /// inbox's lock again. Older than every block still in the inbox; empty
+    /// outside the stretch from that decision to the next `runBlocks`.
+    var carriedBlocks = BlockBuffer()
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
