@@ -20,7 +20,8 @@ enum Section: String, CaseIterable {
         let quick = options.quick
         switch self {
         case .throughput:
-            return ThroughputBenchmark(blocks: quick ? 100_000 : 1_000_000, repetitions: quick ? 3 : 5,
+            return ThroughputBenchmark(blocks: quick ? 100_000 : 1_000_000,
+                                       repetitions: options.repetitions ?? (quick ? 3 : 5),
                                        budgetSeconds: quick ? 1.5 : 8).run()
         case .pingpong:
             return PingPongBenchmark(rounds: quick ? 2_000 : 20_000, warmUpRounds: quick ? 100 : 1_000,
@@ -33,9 +34,12 @@ enum Section: String, CaseIterable {
     }
 }
 
-/// Command-line options: `LoopBench [--quick] [--strict] [--sequential-timers] [SECTION ...]`.
+/// Command-line options:
+/// `LoopBench [--quick] [--strict] [--sequential-timers] [--repetitions N] [SECTION ...]`.
 struct Options {
     var quick = false
+    /// (a)'s rounds; nil: 5, or 3 with `--quick`.
+    var repetitions: Int?
     var strict = false
     var sequentialTimers = false
     var sections: [Section] = Section.allCases
@@ -47,11 +51,12 @@ struct Options {
     }
 
     static let usage = """
-        usage: swift run -c release LoopBench [--quick] [--strict] [--sequential-timers] [SECTION ...]
+        usage: swift run -c release LoopBench [--quick] [--strict] [--sequential-timers] [--repetitions N] [SECTION ...]
 
           --quick              reduced sizes (CI smoke, well under 60 s); ratios are rougher
           --strict             exit 1 when any target is missed
           --sequential-timers  (c) runs the timers one by one instead of all at once, staggered
+          --repetitions N      (a) runs N interleaved rounds (default 5, quick 3); medians are reported
           SECTION              one or more of: \(Section.allCases.map(\.rawValue).joined(separator: " ")) (default: all)
 
         \(Section.allCases.map { "  \($0.rawValue.padding(12))\($0.summary)" }.joined(separator: "\n"))
@@ -63,11 +68,17 @@ struct Options {
     static func parse(_ arguments: [String]) -> Result<Options, Stop> {
         var options = Options()
         var chosen: [Section] = []
-        for argument in arguments {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
             switch argument {
             case "--quick": options.quick = true
             case "--strict": options.strict = true
             case "--sequential-timers": options.sequentialTimers = true
+            case "--repetitions":
+                guard let value = rest.popFirst(), let n = Int(value), n > 0 else {
+                    return .failure(Stop(message: "--repetitions needs a positive count\n\n" + usage, exitCode: 2))
+                }
+                options.repetitions = n
             case "-h", "--help": return .failure(Stop(message: usage, exitCode: 0))
             default:
                 guard let section = Section(rawValue: argument) else {

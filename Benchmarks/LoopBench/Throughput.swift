@@ -19,14 +19,53 @@ struct ThroughputBenchmark {
     typealias Rates = [Double]
 
     func run() -> (MarkdownTable, [TargetCheck]) {
-        print("(a) throughput: \(blocks) blocks × up to \(repetitions) repetitions per subject …")
-        let threadPerform = measureLoopThreadPerform()
-        let loopPerform = measureLoopPerform()
-        let spinning = measureLoopThreadPerform(spin: spinForComparison)
-        let dispatch = measureDispatch()
-        let nio = measureNIO()
-        let foundation = measureFoundation()
-        let raw = measureRaw()
+        print("(a) throughput: \(blocks) blocks × up to \(repetitions) repetitions per subject, interleaved …")
+        let threadWorker = LoopThread(name: "bench-lr")
+        let loopWorker = LoopThread(name: "bench-lr-loop")
+        let spinWorker = LoopThread(name: "bench-lr-spin", spinBeforeSleeping: spinForComparison)
+        let queue = DispatchQueue(label: "bench-dispatch")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let foundationThread = FoundationLoopThread(name: "bench-foundation")
+        let rawThread = RawLoopThread(name: "bench-raw")
+        defer {
+            threadWorker.stop(); loopWorker.stop(); spinWorker.stop()
+            try? group.syncShutdownGracefully()
+            foundationThread.stop(); rawThread.stop()
+        }
+        // Each subject calls its own API directly: no per-block indirection.
+        let nioLoop = group.next(), loop = loopWorker.loop
+        let rates = measureInterleaved([
+            { count, last in
+                for _ in 1..<count { threadWorker.perform(waitUntilDone: false) {} }
+                threadWorker.perform(waitUntilDone: false) { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { loop.perform {} }
+                loop.perform { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { spinWorker.perform(waitUntilDone: false) {} }
+                spinWorker.perform(waitUntilDone: false) { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { queue.async {} }
+                queue.async { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { nioLoop.execute {} }
+                nioLoop.execute { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { foundationThread.perform {} }
+                foundationThread.perform { last.finish() }
+            },
+            { count, last in
+                for _ in 1..<count { rawThread.execute {} }
+                rawThread.execute { last.finish() }
+            },
+        ])
+        let (threadPerform, loopPerform, spinning) = (rates[0], rates[1], rates[2])
+        let (dispatch, nio, foundation, raw) = (rates[3], rates[4], rates[5], rates[6])
 
         let peers: [Subject: Double] = [
             .dispatch: median(dispatch), .nio: median(nio), .foundation: median(foundation), .raw: median(raw),
@@ -75,81 +114,37 @@ struct ThroughputBenchmark {
 
     // MARK: - The driver
 
-    /// Runs a warm-up of a tenth of the blocks, then the timed repetitions.
-    /// `submitAll(n, finish)` must submit `n - 1` empty blocks and then one
-    /// that calls `finish.finish()`, all from the calling thread.
-    private func measure(_ submitAll: (_ count: Int, _ last: Finish) -> Void) -> Rates {
-        let warmUp = Finish()
-        submitAll(Swift.max(blocks / 10, 1), warmUp)
-        _ = warmUp.wait()
-        var rates: Rates = []
-        let started = monotonicNow()
-        for _ in 0..<repetitions {
-            sleepSeconds(0.02)  // let the consumer go back to sleep: every run starts from idle
-            let finish = Finish()
-            let t0 = monotonicNow()
-            submitAll(blocks, finish)
-            let t1 = finish.wait()
-            rates.append(Double(blocks) / (Double(t1 - t0) / 1e9))
-            if Double(monotonicNow() - started) / 1e9 > budgetSeconds { break }
+    /// One subject's submission: `count - 1` empty blocks and then one that
+    /// calls `last.finish()`, all from the calling thread.
+    typealias Submit = (_ count: Int, _ last: Finish) -> Void
+
+    /// Warms every subject up with a tenth of the blocks, then runs the
+    /// timed repetitions round by round: each round gives every subject one
+    /// repetition, in an order that reverses from round to round, so a
+    /// slow or fast spell of the machine (these 2-CPU guests have both)
+    /// falls on all subjects alike instead of on whichever ran then. A
+    /// subject drops out of later rounds once its repetitions have used
+    /// `budgetSeconds` (Foundation needs seconds per million).
+    private func measureInterleaved(_ subjects: [Submit]) -> [Rates] {
+        for submit in subjects {
+            let warmUp = Finish()
+            submit(Swift.max(blocks / 10, 1), warmUp)
+            _ = warmUp.wait()
+        }
+        var rates = [Rates](repeating: [], count: subjects.count)
+        var spent = [UInt64](repeating: 0, count: subjects.count)
+        for round in 0..<repetitions {
+            let order = round % 2 == 0 ? Array(subjects.indices) : subjects.indices.reversed()
+            for i in order where Double(spent[i]) / 1e9 < budgetSeconds {
+                sleepSeconds(0.02)  // let the consumer go back to sleep: every run starts from idle
+                let finish = Finish()
+                let t0 = monotonicNow()
+                subjects[i](blocks, finish)
+                let t1 = finish.wait()
+                rates[i].append(Double(blocks) / (Double(t1 - t0) / 1e9))
+                spent[i] += t1 - t0
+            }
         }
         return rates
-    }
-
-    // MARK: - Subjects (each loop calls its API directly: no per-block indirection)
-
-    private func measureLoopThreadPerform(spin: Duration = .zero) -> Rates {
-        let worker = LoopThread(name: "bench-lr", spinBeforeSleeping: spin)
-        defer { worker.stop() }
-        return measure { count, last in
-            for _ in 1..<count { worker.perform(waitUntilDone: false) {} }
-            worker.perform(waitUntilDone: false) { last.finish() }
-        }
-    }
-
-    private func measureLoopPerform() -> Rates {
-        let worker = LoopThread(name: "bench-lr-loop")
-        defer { worker.stop() }
-        let loop = worker.loop
-        return measure { count, last in
-            for _ in 1..<count { loop.perform {} }
-            loop.perform { last.finish() }
-        }
-    }
-
-    private func measureDispatch() -> Rates {
-        let queue = DispatchQueue(label: "bench-dispatch")
-        return measure { count, last in
-            for _ in 1..<count { queue.async {} }
-            queue.async { last.finish() }
-        }
-    }
-
-    private func measureNIO() -> Rates {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        return measure { count, last in
-            for _ in 1..<count { loop.execute {} }
-            loop.execute { last.finish() }
-        }
-    }
-
-    private func measureFoundation() -> Rates {
-        let thread = FoundationLoopThread(name: "bench-foundation")
-        defer { thread.stop() }
-        return measure { count, last in
-            for _ in 1..<count { thread.perform {} }
-            thread.perform { last.finish() }
-        }
-    }
-
-    private func measureRaw() -> Rates {
-        let thread = RawLoopThread(name: "bench-raw")
-        defer { thread.stop() }
-        return measure { count, last in
-            for _ in 1..<count { thread.execute {} }
-            thread.execute { last.finish() }
-        }
     }
 }
