@@ -8,10 +8,21 @@ import Glibc
 ///
 /// The value lives behind a pointer, so accesses carry no dynamic
 /// exclusivity checks (a class's stored `var` would: two runtime calls per
-/// access), and the lock is a plain pthread mutex, which ThreadSanitizer
+/// access), and the lock is a pthread mutex, which ThreadSanitizer
 /// understands on every path (the standard library's `Mutex` on Linux lets
 /// the kernel acquire a contended lock, which the sanitizer cannot see).
 /// Package-wide: the daemon guards the state its threads share with it too.
+///
+/// The mutex is glibc's adaptive kind: a thread that finds it held retries
+/// for a bounded number of rounds before it sleeps in the kernel. Its
+/// critical sections are a few dozen nanoseconds, and a producer appending
+/// in a tight loop holds the inbox's most of the time, so with the normal
+/// kind most drains slept and woke through futex(2). Measured with
+/// a driver (1M-block `perform` bursts, 10 per run, three runs, against
+/// the normal kind in alternation): futex calls per 10M blocks 1.1-1.7M ->
+/// 0.11-0.25M, medians `LoopThread.perform` 8.0-8.5 -> 9.0-9.7 M/s,
+/// `loop.perform` 9.4-9.6 -> 10.6-16.0 M/s; with both threads pinned to
+/// one CPU, where a spin cannot help, 11.2-12.3 M/s either way.
 package final class Locked<State: ~Copyable>: @unchecked Sendable {
     // Both live in one allocation that is never moved: the mutex on the
     // first cache line, the value from the second on. Any thread, under
@@ -44,7 +55,11 @@ package final class Locked<State: ~Copyable>: @unchecked Sendable {
         block = .allocate(byteCount: Locked.stateOffset + Swift.max(stateBytes, line),
                           alignment: Swift.max(line, MemoryLayout<State>.alignment))
         mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
-        let r = pthread_mutex_init(mutex, nil)
+        var attr = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attr)
+        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        let r = pthread_mutex_init(mutex, &attr)
+        pthread_mutexattr_destroy(&attr)
         precondition(r == 0, "pthread_mutex_init failed: \(r)")
         state = (block + Locked.stateOffset).bindMemory(to: State.self, capacity: 1)
         state.initialize(to: initial)
