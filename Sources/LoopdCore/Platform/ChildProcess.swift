@@ -2,6 +2,7 @@ import CLoopShims
 import Glibc
 
 /// Starting `exec` actions' children: the only place the daemon forks.
+/// Any thread; the worker that starts a child owns its pid and pipes.
 enum ChildProcess {
     /// A started child and the read ends of its output pipes (non-blocking, CLOEXEC).
     struct Started {
@@ -38,5 +39,13 @@ enum ChildProcess {
             throw SystemError("posix_spawn", errno: rc, detail: argv[0])
         }
         return Started(pid: pid, stdout: out[0], stderr: err[0])
+    }
+
+    /// Kills `pid` outright (SIGKILL) and reaps it with a blocking
+    /// waitpid(2): for a child that cannot be watched. Best effort.
+    static func killAndReap(_ pid: Int32) {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
     }
 }
