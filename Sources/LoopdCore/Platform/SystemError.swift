@@ -17,6 +17,10 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "\(call)\(detail.map { " \($0)" } ?? ""): \(errnoText(errno))"
     }
+
+    /// `EBADF` or `EFAULT`: the caller handed the kernel a descriptor or a
+    /// buffer it does not own, a bug in the caller rather than a refusal.
+    var isCallerBug: Bool { errno == EBADF || errno == EFAULT }
 }
 
 /// The text of an errno (strerror), for messages. Any thread, as the error

@@ -51,7 +51,7 @@ enum UnixSocket {
                 Descriptor.close(fd)
                 throw SystemError("bind", errno: e, detail: path)
             }
-            unlink(path)
+            try? FileSystem.removeIfPresent(path)
             if bindOnce() == -1 {
                 let e2 = errno
                 Descriptor.close(fd)
@@ -145,6 +145,4 @@ enum UnixSocket {
             }
         }
     }
-
-    static func unlink(_ path: String) { _ = Glibc.unlink(path) }
 }

@@ -57,6 +57,6 @@ final class Listener: @unchecked Sendable {
         source?.invalidate()
         source = nil
         Descriptor.close(fd)
-        if let path { UnixSocket.unlink(path) }
+        if let path { try? FileSystem.removeIfPresent(path) }
     }
 }
