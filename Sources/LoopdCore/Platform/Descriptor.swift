@@ -89,6 +89,14 @@ enum Descriptor {
         return Status(size: Int(info.st_size), device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
+    /// Makes an inherited descriptor non-blocking and close-on-exec (fcntl),
+    /// best effort.
+    static func setNonBlockingAndCloseOnExec(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
     /// close(2), never retried: Linux releases the descriptor even when it
     /// reports EINTR or EIO, so a retry could close someone else's. Returns
     /// the error it reported, for callers that treat `EBADF` as their bug.
