@@ -20,6 +20,17 @@ func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// Blocks the calling thread, whichever it is, for `milliseconds` (usleep,
+/// a second at a time: POSIX lets usleep refuse a million microseconds).
+func blockThread(milliseconds: Int64) {
+    var left = milliseconds
+    while left > 0 {
+        let step = min(left, 1000)
+        usleep(UInt32(step) * 1000)
+        left -= step
+    }
+}
+
 /// The process environment as a dictionary.
 enum ProcessEnvironment {
     static func current() -> [String: String] {
