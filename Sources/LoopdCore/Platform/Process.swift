@@ -50,3 +50,9 @@ enum ProcessEnvironment {
 func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
     _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
 }
+
+/// Ends the process with `status` (exit(3): atexit handlers run, stdio is
+/// flushed). Main thread, once: exit(3) must not race another exit.
+func exitProcess(_ status: Int32) -> Never {
+    exit(status)
+}
