@@ -81,7 +81,7 @@ struct ConfigFileTests {
         let config = try ConfigLoader.load(path: "\(repoRoot)/Config/loopd.toml")
         for (name, action) in config.actions {
             let program = try #require(action.exec?.argv.first, "\(name)")
-            #expect(ConfigSystemCalls.isReadableFile(program), "\(name): \(program)")
+            #expect(FileSystem.isReadable(program), "\(name): \(program)")
         }
     }
 
@@ -95,7 +95,7 @@ struct ConfigFileTests {
     @Test("the default path prefers the checkout's file")
     func defaultPath() {
         // The tests run from the repository root (swift test), where Config/loopd.toml exists.
-        let expected = ConfigSystemCalls.isReadableFile(ConfigLoader.checkoutPath)
+        let expected = FileSystem.isReadable(ConfigLoader.checkoutPath)
             ? ConfigLoader.checkoutPath : ConfigLoader.installedPath
         #expect(ConfigLoader.defaultPath() == expected)
     }

@@ -315,7 +315,7 @@ enum ConfigTestFiles {
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(3)  // Tests/LoopdTests/TOMLParserTests.swift
         let path = parts.joined(separator: "/") + "/" + relativePath
-        guard case .success(let bytes) = ConfigSystemCalls.readFile(path, limit: 1 << 20) else { return nil }
+        guard case .success(let bytes) = FileSystem.readFile(path, limit: 1 << 20) else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 }

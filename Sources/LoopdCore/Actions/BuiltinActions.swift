@@ -1,4 +1,3 @@
-import Glibc
 import LoopRuntime
 import LoopdProtocol
 
@@ -59,12 +58,7 @@ struct StallAction: JobAction {
 
     func start(_ context: ActionContext) {
         let ms = (try? milliseconds(context.args, action: "stall")) ?? 0
-        var left = ms
-        while left > 0 {
-            let step = min(left, 1000)
-            usleep(UInt32(step) * 1000)
-            left -= step
-        }
+        blockThread(milliseconds: ms)
         context.complete(.success(.object([("stalled_ms", .integer(ms))])))
     }
 }

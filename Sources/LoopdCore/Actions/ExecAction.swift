@@ -73,9 +73,7 @@ private final class ExecRun: @unchecked Sendable {
             context.loop.add(p, forMode: .common)
         } catch {
             // Without a pidfd the child cannot be watched: kill it outright.
-            kill(child.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(child.pid, &status, 0)
+            ChildProcess.killAndReap(child.pid)
             exit = ProcessExit.signalled(SIGKILL)
         }
         context.onTimeout = { [self] in timeout() }
@@ -84,20 +82,20 @@ private final class ExecRun: @unchecked Sendable {
     private func drain(fd: Int32, isOut: Bool) {
         var chunk = [UInt8](repeating: 0, count: 16_384)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
+            switch chunk.withUnsafeMutableBytes({ Descriptor.read(fd, into: $0) }) {
+            case .bytes(let n):
                 if isOut { stdout.append(chunk[0..<n]) } else { stderr.append(chunk[0..<n]) }
-                continue
+            case .wouldBlock:
+                return
+            case .endOfFile, .failed:
+                // A read error ends the stream the same way as end of file.
+                let index = isOut ? 0 : 1
+                sources[index].invalidate()
+                Descriptor.close(fd)
+                openPipes -= 1
+                finishIfDone()
+                return
             }
-            if n == -1 && errno == EINTR { continue }
-            if n == -1 && errno == EAGAIN { return }
-            // End of file (or a read error, which ends the stream the same way).
-            let index = isOut ? 0 : 1
-            sources[index].invalidate()
-            close(fd)
-            openPipes -= 1
-            finishIfDone()
-            return
         }
     }
 

@@ -81,7 +81,7 @@ extension ConfigLoader {
     static func resolveGroup(
         _ name: String, in t: ConfigTable, at key: String, index: Int? = nil
     ) throws(ConfigError) -> UInt32 {
-        switch ConfigSystemCalls.gid(ofGroup: name) {
+        switch UserDatabase.gid(ofGroup: name) {
         case .success(let gid): return gid
         case .failure(let failure): throw lookupError(failure, "group", name, in: t, at: key, index: index)
         }
@@ -91,20 +91,20 @@ extension ConfigLoader {
     static func resolveUser(
         _ name: String, in t: ConfigTable, at key: String, index: Int? = nil
     ) throws(ConfigError) -> UInt32 {
-        switch ConfigSystemCalls.uid(ofUser: name) {
+        switch UserDatabase.uid(ofUser: name) {
         case .success(let uid): return uid
         case .failure(let failure): throw lookupError(failure, "user", name, in: t, at: key, index: index)
         }
     }
 
     private static func lookupError(
-        _ failure: ConfigSystemCalls.Failure, _ kind: String, _ name: String, in t: ConfigTable, at key: String,
+        _ failure: UserDatabase.Failure, _ kind: String, _ name: String, in t: ConfigTable, at key: String,
         index: Int?
     ) -> ConfigError {
         let quoted = ConfigTable.quote(name)
         let message = switch failure {
         case .notFound: "no \(kind) named \(quoted)"
-        case .failed(let code): "cannot look up \(kind) \(quoted): \(ConfigSystemCalls.describe(errno: code))"
+        case .failed(let code): "cannot look up \(kind) \(quoted): \(errnoText(code))"
         }
         return index.map { t.invalid(key, at: $0, message) } ?? t.invalid(key, message)
     }

@@ -15,7 +15,7 @@ public enum ConfigLoader {
     /// `Config/loopd.toml` if the working directory has one, else the
     /// installed path (whose absence `load` then reports).
     public static func defaultPath() -> String {
-        ConfigSystemCalls.isReadableFile(checkoutPath) ? checkoutPath : installedPath
+        FileSystem.isReadable(checkoutPath) ? checkoutPath : installedPath
     }
 
     /// A config is a few kilobytes; anything over this is a wrong path, not a config.
@@ -23,9 +23,9 @@ public enum ConfigLoader {
 
     /// Reads and validates the file at `path`; errors name `path` as their origin.
     public static func load(path: String) throws(ConfigError) -> DaemonConfig {
-        switch ConfigSystemCalls.readFile(path, limit: maxFileBytes) {
+        switch FileSystem.readFile(path, limit: maxFileBytes) {
         case .failure(.errno(let code)):
-            throw .unreadable(origin: path, reason: ConfigSystemCalls.describe(errno: code))
+            throw .unreadable(origin: path, reason: errnoText(code))
         case .failure(.tooLarge):
             throw .unreadable(origin: path, reason: "larger than \(maxFileBytes) bytes")
         case .success(let bytes):

@@ -10,6 +10,12 @@ public enum DaemonMain {
       --check-config   validate the configuration and exit
     """
 
+    /// The `loopd` executable: runs with the process's arguments and exits
+    /// with `run`'s status.
+    public static func main() -> Never {
+        exitProcess(run(arguments: Array(CommandLine.arguments.dropFirst())))
+    }
+
     /// Parses `arguments` (without the program name), runs, returns the exit status.
     public static func run(arguments: [String]) -> Int32 {
         var configPath: String?

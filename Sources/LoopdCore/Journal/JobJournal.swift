@@ -250,6 +250,6 @@ public final class JobJournal {
 
     /// The current wall-clock time in Unix milliseconds (the default clock).
     public static func unixMilliseconds() -> Int64 {
-        JournalFile.unixMilliseconds()
+        LoopdCore.unixMilliseconds()
     }
 }

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Why the durable-job journal could not do what was asked.
 ///
 /// The daemon answers durable submits that hit any of these with the
@@ -23,7 +19,7 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .unavailable(code, path):
-            return "journal unavailable: \(path): \(String(cString: strerror(code))) (errno \(code))"
+            return "journal unavailable: \(path): \(errnoText(code)) (errno \(code))"
         case let .corrupt(path, offset, reason):
             return "journal \(path) is corrupt at byte \(offset): \(reason)"
         case let .recordTooLarge(id, bytes):

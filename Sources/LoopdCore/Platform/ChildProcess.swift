@@ -2,6 +2,7 @@ import CLoopShims
 import Glibc
 
 /// Starting `exec` actions' children: the only place the daemon forks.
+/// Any thread; the worker that starts a child owns its pid and pipes.
 enum ChildProcess {
     /// A started child and the read ends of its output pipes (non-blocking, CLOEXEC).
     struct Started {
@@ -18,7 +19,7 @@ enum ChildProcess {
         do {
             _ = try retrying("pipe2") { cloop_pipe(&err) }
         } catch {
-            close(out[0]); close(out[1])
+            Descriptor.close(out[0]); Descriptor.close(out[1])
             throw error
         }
         var cArgv = argv.map { strdup($0) }
@@ -31,14 +32,20 @@ enum ChildProcess {
         }
         var pid: pid_t = 0
         let rc = cloop_spawn(argv[0], cArgv, cEnv, cwd, out[1], err[1], &pid)
-        close(out[1])
-        close(err[1])
+        Descriptor.close(out[1])
+        Descriptor.close(err[1])
         guard rc == 0 else {
-            close(out[0]); close(err[0])
+            Descriptor.close(out[0]); Descriptor.close(err[0])
             throw SystemError("posix_spawn", errno: rc, detail: argv[0])
         }
         return Started(pid: pid, stdout: out[0], stderr: err[0])
     }
 
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    /// Kills `pid` outright (SIGKILL) and reaps it with a blocking
+    /// waitpid(2): for a child that cannot be watched. Best effort.
+    static func killAndReap(_ pid: Int32) {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
 }

@@ -20,6 +20,17 @@ func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// Blocks the calling thread, whichever it is, for `milliseconds` (usleep,
+/// a second at a time: POSIX lets usleep refuse a million microseconds).
+func blockThread(milliseconds: Int64) {
+    var left = milliseconds
+    while left > 0 {
+        let step = min(left, 1000)
+        usleep(UInt32(step) * 1000)
+        left -= step
+    }
+}
+
 /// The process environment as a dictionary.
 enum ProcessEnvironment {
     static func current() -> [String: String] {
@@ -38,4 +49,10 @@ enum ProcessEnvironment {
 /// line that cannot be written is dropped rather than holding up the loop.
 func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
     _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+}
+
+/// Ends the process with `status` (exit(3): atexit handlers run, stdio is
+/// flushed). Main thread, once: exit(3) must not race another exit.
+func exitProcess(_ status: Int32) -> Never {
+    exit(status)
 }

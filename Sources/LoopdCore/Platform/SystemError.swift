@@ -15,18 +15,31 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(call)\(detail.map { " \($0)" } ?? ""): \(String(cString: strerror(errno)))"
+        "\(call)\(detail.map { " \($0)" } ?? ""): \(errnoText(errno))"
     }
+
+    /// `EBADF` or `EFAULT`: the caller handed the kernel a descriptor or a
+    /// buffer it does not own, a bug in the caller rather than a refusal.
+    var isCallerBug: Bool { errno == EBADF || errno == EFAULT }
 }
 
-/// Runs a call returning -1 on failure: retries EINTR, throws the errno.
+/// The text of an errno (strerror), for messages. Any thread, as the error
+/// descriptions that call it always were.
+func errnoText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}
+
+/// Runs a call returning -1 on failure: retries EINTR, throws the errno
+/// (with `detail`, such as the path, in the error).
 @inline(__always)
-func retrying<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(SystemError) -> T {
+func retrying<T: FixedWidthInteger>(
+    _ name: StaticString, detail: String? = nil, _ body: () -> T
+) throws(SystemError) -> T {
     while true {
         let r = body()
         if r != -1 { return r }
         let e = Glibc.errno
         if e == EINTR { continue }
-        throw SystemError("\(name)", errno: e)
+        throw SystemError("\(name)", errno: e, detail: detail)
     }
 }

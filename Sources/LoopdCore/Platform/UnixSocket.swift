@@ -2,7 +2,8 @@ import CLoopShims
 import Glibc
 
 /// The daemon's Unix-socket calls, and nothing else of the kernel's: every
-/// descriptor is CLOEXEC and NONBLOCK from birth.
+/// descriptor is CLOEXEC and NONBLOCK from birth. Reading and closing one
+/// are `Descriptor`'s, as for any descriptor.
 enum UnixSocket {
     /// Who is on the other end of a connection (SO_PEERCRED, SO_PEERGROUPS).
     struct Peer: Sendable, Equatable {
@@ -47,29 +48,29 @@ enum UnixSocket {
         if bindOnce() == -1 {
             let e = errno
             guard e == EADDRINUSE, !isAlive(path: path) else {
-                close(fd)
+                Descriptor.close(fd)
                 throw SystemError("bind", errno: e, detail: path)
             }
-            unlink(path)
+            try? FileSystem.removeIfPresent(path)
             if bindOnce() == -1 {
                 let e2 = errno
-                close(fd)
+                Descriptor.close(fd)
                 throw SystemError("bind", errno: e2, detail: path)
             }
         }
         if let group, chown(path, UInt32.max, group) == -1 {
             let e = errno
-            close(fd)
+            Descriptor.close(fd)
             throw SystemError("chown", errno: e, detail: path)
         }
         if chmod(path, mode_t(mode)) == -1 {
             let e = errno
-            close(fd)
+            Descriptor.close(fd)
             throw SystemError("chmod", errno: e, detail: path)
         }
         if Glibc.listen(fd, backlog) == -1 {
             let e = errno
-            close(fd)
+            Descriptor.close(fd)
             throw SystemError("listen", errno: e, detail: path)
         }
         return fd
@@ -78,7 +79,7 @@ enum UnixSocket {
     /// Whether something accepts connections at `path`.
     static func isAlive(path: String) -> Bool {
         guard let fd = try? connect(path: path, nonBlocking: false) else { return false }
-        close(fd)
+        Descriptor.close(fd)
         return true
     }
 
@@ -90,7 +91,7 @@ enum UnixSocket {
         let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, len) } }
         if r == -1 && errno != EINPROGRESS {
             let e = errno
-            close(fd)
+            Descriptor.close(fd)
             throw SystemError("connect", errno: e, detail: path)
         }
         return fd
@@ -131,27 +132,6 @@ enum UnixSocket {
         return []
     }
 
-    /// Outcome of a non-blocking read.
-    enum ReadResult {
-        case bytes(Int)
-        case wouldBlock
-        case endOfFile
-        case failed(Int32)
-    }
-
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
-        while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if n > 0 { return .bytes(n) }
-            if n == 0 { return .endOfFile }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return .wouldBlock
-            case let e: return .failed(e)
-            }
-        }
-    }
-
     /// Writes what the socket takes now; returns the count, 0 if it would
     /// block, or the errno of a dead peer. Never raises SIGPIPE.
     static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Result<Int, SystemError> {
@@ -165,8 +145,4 @@ enum UnixSocket {
             }
         }
     }
-
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
-
-    static func unlink(_ path: String) { _ = Glibc.unlink(path) }
 }

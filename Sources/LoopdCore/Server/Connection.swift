@@ -70,7 +70,7 @@ final class Connection: @unchecked Sendable {
         server.recordFinishedJobs()
         for _ in 0..<8 {
             guard state == .open, !readPaused else { return }
-            let result = server.readBuffer.withUnsafeMutableBytes { UnixSocket.read(fd, into: $0) }
+            let result = server.readBuffer.withUnsafeMutableBytes { Descriptor.read(fd, into: $0) }
             switch result {
             case .bytes(let n):
                 let outcome = server.readBuffer.withUnsafeBytes { raw in

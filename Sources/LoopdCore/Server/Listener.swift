@@ -56,7 +56,7 @@ final class Listener: @unchecked Sendable {
         resumeTimer?.invalidate()
         source?.invalidate()
         source = nil
-        UnixSocket.close(fd)
-        if let path { UnixSocket.unlink(path) }
+        Descriptor.close(fd)
+        if let path { try? FileSystem.removeIfPresent(path) }
     }
 }

@@ -121,7 +121,7 @@ final class ReplyChannel: Sendable {
             s.closed = true
             s.output = []
             s.start = 0
-            UnixSocket.close(s.fd)
+            Descriptor.close(s.fd)
         }
     }
 

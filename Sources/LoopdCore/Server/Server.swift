@@ -132,14 +132,14 @@ final class Server: @unchecked Sendable {
 
     func accepted(_ fd: Int32) {
         guard let peer = UnixSocket.peer(fd) else {
-            UnixSocket.close(fd)
+            Descriptor.close(fd)
             return
         }
         if connections.count >= config.limits.maxConnections || state != .running {
             let code: ErrorCode = state == .running ? .busy : .shuttingDown
             let line = Response.error(id: nil, ProtocolError(code, code == .busy ? "too many connections" : "loopd is stopping"))
             _ = line.utf8CString.withUnsafeBytes { UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
-            UnixSocket.close(fd)
+            Descriptor.close(fd)
             return
         }
         let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)

@@ -1,5 +1,4 @@
 import CSystemd
-import Glibc
 import Logging
 
 /// A swift-log handler writing native journal entries through
@@ -122,7 +121,6 @@ func stderrIsJournal(environment: [String: String]) -> Bool {
     guard let value = environment["JOURNAL_STREAM"] else { return false }
     let parts = value.split(separator: ":")
     guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return false }
-    var st = stat()
-    guard fstat(2, &st) == 0 else { return false }
-    return UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino
+    guard let status = try? Descriptor.status(2) else { return false }
+    return status.device == dev && status.inode == ino
 }

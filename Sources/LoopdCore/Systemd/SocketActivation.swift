@@ -22,11 +22,7 @@ enum SocketActivation {
             let fdName = names?[i].map { String(cString: $0) } ?? ""
             if fdName == name || (n == 1 && chosen == nil) { chosen = fd }
         }
-        if let fd = chosen {
-            let flags = fcntl(fd, F_GETFL)
-            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        if let fd = chosen { Descriptor.setNonBlockingAndCloseOnExec(fd) }
         return chosen
     }
 }

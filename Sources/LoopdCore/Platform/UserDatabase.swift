@@ -1,10 +1,11 @@
 import Glibc
 
-/// The only place the config code calls libc: reading the file and turning
-/// user and group names into ids. Names are resolved once, at load, so a
-/// name that does not exist stops the daemon at start instead of silently
-/// allowing nobody; the policy check per request then compares integers only.
-enum ConfigSystemCalls {
+/// User and group names to ids (getpwnam_r, getgrnam_r). The config
+/// resolves names once, at load, so a name that does not exist stops the
+/// daemon at start instead of silently allowing nobody; the policy check
+/// per request then compares integers only. Any thread: the `_r` calls use
+/// the caller's buffer.
+enum UserDatabase {
     /// Why a lookup produced no id.
     enum Failure: Error {
         /// The database answered: there is no such name.
@@ -55,43 +56,5 @@ enum ConfigSystemCalls {
             default: return .failure(.failed(rc))
             }
         }
-    }
-
-    /// The text of an errno, for messages.
-    static func describe(errno code: Int32) -> String {
-        String(cString: strerror(code))
-    }
-
-    /// Reads a whole file, refusing anything over `limit` bytes (a config is a
-    /// few kilobytes; a huge file is a mistake such as pointing at a log).
-    static func readFile(_ path: String, limit: Int) -> Result<[UInt8], ReadFailure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { return .failure(.errno(errno)) }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(.errno(errno))
-            }
-            if n == 0 { return .success(bytes) }
-            bytes.append(contentsOf: chunk[0..<n])
-            if bytes.count > limit { return .failure(.tooLarge) }
-        }
-    }
-
-    /// Why `readFile` failed.
-    enum ReadFailure: Error {
-        case errno(Int32)
-        case tooLarge
-    }
-}
-
-extension ConfigSystemCalls {
-    /// Whether `path` names something this process may read (access(2), R_OK).
-    static func isReadableFile(_ path: String) -> Bool {
-        access(path, R_OK) == 0
     }
 }
