@@ -20,13 +20,23 @@ struct TimerLatenessBenchmark {
     /// same disturbances from outside (the default); or one after another,
     /// each alone on the process (best on a quiet machine).
     let concurrent: Bool
+    /// Windows of `seconds` measured one after another; each statistic is
+    /// reported as the median over them.
+    let rounds: Int
 
     private var fires: Int { Int(seconds / 0.010) }
     private var intervalNs: UInt64 { UInt64(interval.components.attoseconds / 1_000_000_000) + UInt64(interval.components.seconds) * 1_000_000_000 }
 
     func run() -> (MarkdownTable, [TargetCheck]) {
         let how = concurrent ? "all at once, phases 2 ms apart" : "one after another"
-        print("(c) timer lateness: \(fires) fires of a 10 ms timer per subject, \(how) …")
+        print("(c) timer lateness: \(rounds) × \(fires) fires of a 10 ms timer per subject, \(how) …")
+        var rounds: [[Subject: FireLog]] = []
+        for _ in 0..<self.rounds { rounds.append(measureRound()) }
+        return report(rounds)
+    }
+
+    /// One window of `seconds`: every subject's fires.
+    private func measureRound() -> [Subject: FireLog] {
         let subjects: [(Subject, () -> Armed)] = [
             (.loopRuntime, loopRuntime), (.dispatch, dispatch), (.nio, nio), (.foundation, foundation), (.raw, raw),
         ]
@@ -51,35 +61,63 @@ struct TimerLatenessBenchmark {
                 results[subject] = timer.log
             }
         }
-        let lateness = results.mapValues { Percentiles($0.lateness) }
-        return report(lateness, logs: results)
+        return results
     }
 
-    private func report(_ lateness: [Subject: Percentiles], logs: [Subject: FireLog]) -> (MarkdownTable, [TargetCheck]) {
-        var table = MarkdownTable.subjects(title: "(c) lateness of a 10 ms repeating timer over \(Format.fixed(seconds, 1)) s (fire − ideal grid point)")
-        let lr = lateness[.loopRuntime]!
+    /// One statistic of the lateness, as the median over the rounds.
+    private struct Statistic {
+        let name: String
+        let pick: (Percentiles) -> Int64
+
+        func median(_ perRound: [Percentiles]) -> Int64 {
+            let values = perRound.map(pick).sorted()
+            return values[(values.count - 1) / 2]  // the lower middle: a value one round measured
+        }
+    }
+
+    private func report(_ rounds: [[Subject: FireLog]]) -> (MarkdownTable, [TargetCheck]) {
+        let perRound = Dictionary(uniqueKeysWithValues: Subject.allCases.map { subject in
+            (subject, rounds.map { Percentiles($0[subject]!.lateness) })
+        })
+        let title = "(c) lateness of a 10 ms repeating timer over \(Format.fixed(seconds, 1)) s"
+            + (rounds.count > 1 ? ", median of \(rounds.count) rounds" : "") + " (fire − ideal grid point)"
+        var table = MarkdownTable.subjects(title: title)
+        let p99 = Statistic(name: "p99", pick: \.p99)
+        let lr99 = p99.median(perRound[.loopRuntime]!)
         let checks = [Subject.foundation, .nio].map { peer in
-            TargetCheck(section: "(c)", target: "p99 ≤ \(peer.rawValue)",
-                        measured: "\(Format.micros(lr.p99)) vs \(Format.micros(lateness[peer]!.p99))",
-                        passed: lr.p99 <= lateness[peer]!.p99)
+            let peer99 = p99.median(perRound[peer]!)
+            return TargetCheck(section: "(c)", target: "p99 ≤ \(peer.rawValue)",
+                               measured: "\(Format.micros(lr99)) vs \(Format.micros(peer99))", passed: lr99 <= peer99)
         }
-        let rows: [(String, (Percentiles) -> Int64)] = [("p50", \.p50), ("p99", \.p99), ("max", \.max), ("min", \.min)]
-        for (name, pick) in rows {
+        let statistics = [Statistic(name: "p50", pick: \.p50), p99, Statistic(name: "max", pick: \.max),
+                          Statistic(name: "min", pick: \.min)]
+        for statistic in statistics {
+            let values = perRound.mapValues(statistic.median)
+            let lr = values[.loopRuntime]!
             let ratios = Subject.allCases.dropFirst().map { peer in
-                "÷\(peer.rawValue) \(Format.ratio(Double(pick(lr)) / Double(pick(lateness[peer]!))))"
+                "÷\(peer.rawValue) \(Format.ratio(Double(lr) / Double(values[peer]!)))"
             }.joined(separator: " · ")
-            table.add(what: "lateness \(name)", values: lateness.mapValues { Format.micros(pick($0)) },
-                      ratios: name == "min" ? "" : ratios,
-                      targets: name == "p99" ? checks.map(\.short).joined(separator: " · ") : "")
+            table.add(what: "lateness \(statistic.name)", values: values.mapValues(Format.micros),
+                      ratios: statistic.name == "min" ? "" : ratios,
+                      targets: statistic.name == "p99" ? checks.map(\.short).joined(separator: " · ") : "")
         }
-        table.add(what: "fires / grid points skipped", values: logs.mapValues { "\($0.count) / \($0.skipped)" })
+        table.add(what: "fires / grid points skipped", values: Dictionary(uniqueKeysWithValues: Subject.allCases.map { s in
+            (s, "\(rounds.map { $0[s]!.count }.reduce(0, +)) / \(rounds.map { $0[s]!.skipped }.reduce(0, +))")
+        }))
+        let eachRound = rounds.indices.map { i in
+            "round \(i + 1): " + Subject.allCases.map { "\($0.rawValue) \(Format.micros(perRound[$0]![i].p99))" }
+                .joined(separator: ", ")
+        }.joined(separator: "; ")
         table.notes = [
             (concurrent
                 ? "Concurrent: all five timers ran at once, grids staggered by 2 ms so no two fires are due together and "
                     + "every subject meets the same outside disturbances (`--sequential-timers` runs them one by one). "
                 : "Sequential: one subject at a time, each alone on the process. ")
+                + "Each statistic is the median of the rounds' values (the lower middle for an even count): "
+                + "a 3 s window's p99 is its 3rd-worst fire, which one bad spell of the machine sets. "
                 + "ratio = LoopRuntime ÷ peer (< 1: LoopRuntime more punctual). "
                 + "A negative min would mean a timer fired early.",
+            "p99 of each round: \(eachRound).",
             "Each fire is matched to the grid point after the previous fire's, or, when a timer skipped grid points "
                 + "after a late fire (CF's and LoopTimer's rule R13), to the latest grid point passed; skips are counted.",
             "LoopRuntime: LoopTimer(after: 10 ms, interval: 10 ms, tolerance: .zero) in .common on a LoopThread. "
