@@ -30,9 +30,7 @@ struct TimerLatenessBenchmark {
     func run() -> (MarkdownTable, [TargetCheck]) {
         let how = concurrent ? "all at once, phases 2 ms apart" : "one after another"
         print("(c) timer lateness: \(rounds) × \(fires) fires of a 10 ms timer per subject, \(how) …")
-        var rounds: [[Subject: FireLog]] = []
-        for _ in 0..<self.rounds { rounds.append(measureRound()) }
-        return report(rounds)
+        return report((0..<rounds).map { _ in measureRound() })
     }
 
     /// One window of `seconds`: every subject's fires.
