@@ -14,12 +14,7 @@ final class Lock: @unchecked Sendable {
 
     init() {
         mutex = .allocate(capacity: 1)
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_NORMAL))
-        let r = pthread_mutex_init(mutex, &attr)
-        precondition(r == 0, "pthread_mutex_init failed: \(r)")
-        pthread_mutexattr_destroy(&attr)
+        initializeMutex(mutex, kind: PTHREAD_MUTEX_NORMAL)
     }
 
     deinit {
@@ -97,4 +92,15 @@ extension Lock {
     fileprivate func waitOn(_ cond: UnsafeMutablePointer<pthread_cond_t>, until ts: inout timespec) -> Int32 {
         pthread_cond_timedwait(cond, mutex, &ts)
     }
+}
+
+/// Initializes the pthread mutex at `mutex` as `kind` (a `PTHREAD_MUTEX_*`
+/// type); traps if glibc refuses. The mutex must never move afterwards.
+func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, kind: Int) {
+    var attr = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attr)
+    pthread_mutexattr_settype(&attr, Int32(kind))
+    let r = pthread_mutex_init(mutex, &attr)
+    pthread_mutexattr_destroy(&attr)
+    precondition(r == 0, "pthread_mutex_init failed: \(r)")
 }

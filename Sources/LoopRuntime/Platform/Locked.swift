@@ -55,12 +55,7 @@ package final class Locked<State: ~Copyable>: @unchecked Sendable {
         block = .allocate(byteCount: Locked.stateOffset + Swift.max(stateBytes, line),
                           alignment: Swift.max(line, MemoryLayout<State>.alignment))
         mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        let r = pthread_mutex_init(mutex, &attr)
-        pthread_mutexattr_destroy(&attr)
-        precondition(r == 0, "pthread_mutex_init failed: \(r)")
+        initializeMutex(mutex, kind: PTHREAD_MUTEX_ADAPTIVE_NP)
         state = (block + Locked.stateOffset).bindMemory(to: State.self, capacity: 1)
         state.initialize(to: initial)
     }
