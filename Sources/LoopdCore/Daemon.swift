@@ -72,8 +72,7 @@ public final class Daemon: @unchecked Sendable {
         // run, not to the thread's loop: restored when the run ends.
         let spinBefore = loop.spinBeforeSleeping
         server.startWorkers()
-        server.installCommitObserver()
-        server.replay(journal.recovered.pending)
+        server.scheduler.replay(journal.recovered.pending)
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)

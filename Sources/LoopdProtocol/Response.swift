@@ -1,20 +1,29 @@
-/// The lifecycle of a job.
+/// The lifecycle of a job, as the protocol names it.
 public enum JobState: String, Sendable, CaseIterable {
-    /// Accepted, waiting in its worker's queue (or for its mode, or for its delay).
-    case queued
     /// Its delay has not passed yet.
     case delayed
+    /// Accepted, waiting in its worker's queue.
+    case queued
+    /// Queued on a worker whose current run mode does not admit it.
+    case held
     /// Its worker is running it.
     case running
     /// It finished successfully.
     case completed
-    /// It finished with an error (including a timeout).
+    /// It finished with an error.
     case failed
-    /// It was cancelled before it ran.
+    /// It ran past its timeout and was stopped.
+    case timedOut = "timed_out"
+    /// It was cancelled.
     case cancelled
 
     /// Whether the job has reached an end state.
-    public var isFinal: Bool { self == .completed || self == .failed || self == .cancelled }
+    public var isFinal: Bool {
+        switch self {
+        case .completed, .failed, .timedOut, .cancelled: true
+        case .delayed, .queued, .held, .running: false
+        }
+    }
 }
 
 /// Builds response lines.

@@ -5,8 +5,8 @@ import LoopRuntime
 import Testing
 @testable import LoopdCore
 
-/// Issue 3: a worker writes the reply of a `wait` job to its client itself
-/// (`ReplyChannel`), before the main thread has recorded the job's end.
+/// Direct replies: a worker writes the reply of a waited job to its client
+/// itself (`ReplySink`), before the main thread has recorded the job's end.
 /// What a client relies on must not change: what it asks after a reply sees
 /// that reply's job finished, a client that half-closes still gets every
 /// reply, a closed connection's replies never reach another client, and a
@@ -23,7 +23,7 @@ import Testing
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
         defer { d.stop() }
-        for w in try #require(d.daemon.server).workers { w.lane.writesRepliesAlways.store(true, ordering: .relaxed) }
+        for q in try #require(d.daemon.server).scheduler.queues { q.lane.writesRepliesAlways.store(true, ordering: .relaxed) }
         let c = try d.client()
         c.send(#"{"id":"job","op":"submit","action":"gate","worker":"w1"}"#)
         #expect(gate.started.wait(timeout: .now() + 20) == .success)

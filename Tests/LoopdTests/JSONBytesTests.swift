@@ -73,57 +73,53 @@ import Testing
     }
 }
 
-/// A job's reply written field by field is the line `Response.ok` writes
-/// for `replyFields(includeDetails: false)`.
+/// Every reply about a job comes from `JobReply`, on whichever thread: it
+/// must be exactly the line `Response` writes for the job's field list.
 @Suite struct JobReplyTests {
-    @Test func jobRepliesMatchTheirFieldList() {
-        let worker = Worker(name: "w\"1", mode: "default", mainLoop: Loop.current, report: { _ in }, wake: { _ in }, attention: { _ in })
-        defer { worker.stop() }
-        let job = Job(id: "m3k2x9a1-17", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
-                      owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
+    /// The fields a client reads: job, state, worker, and result when there is one.
+    private func fields(_ job: Job, _ state: JobState, _ result: JSON?) -> [(String, JSON)] {
+        var f: [(String, JSON)] = [("job", .string(job.id)), ("state", .string(state.rawValue)), ("worker", .string(job.worker.name))]
+        if let result { f.append(("result", result)) }
+        return f
+    }
+
+    @Test func acknowledgementsAndEndsMatchTheirFieldList() {
+        let fixture = JobFixture(worker: "w\"1")
+        defer { fixture.stop() }
+        let job = fixture.job("m3k2x9a1-17")
         for result: JSON? in [nil, .object([]), .object([("output", "a\nb ü")])] {
-            job.result = result
-            for state in [JobState.queued, .completed, .failed] {
-                job.state = state
+            for state in [JobState.queued, .held, .completed, .failed, .timedOut] {
                 for id: RequestID? in [nil, .integer(7), .string("x")] {
-                    var direct: [UInt8] = []
-                    Response.beginOK(id: id, into: &direct)
-                    job.writeReplyFields(into: &direct)
-                    Response.end(into: &direct)
-                    #expect(String(decoding: direct, as: UTF8.self) == Response.ok(id: id, job.replyFields(includeDetails: false)))
+                    var out: [UInt8] = []
+                    JobReply.write(job, state: state, result: result, error: nil, requestID: id, into: &out)
+                    #expect(String(decoding: out, as: UTF8.self) == Response.ok(id: id, fields(job, state, result)))
                 }
             }
         }
     }
 
-    /// Issue 3 (direct replies): the reply a worker writes for a waited job
-    /// is the line the main thread writes once it has recorded the same end.
-    @Test func workerRepliesMatchTheMainThreadsReplies() {
-        let worker = Worker(name: "w2", mode: "default", mainLoop: Loop.current, report: { _ in }, wake: { _ in }, attention: { _ in })
-        defer { worker.stop() }
-        let outcomes: [ActionOutcome] = [
-            .success(.object([("output", "a\nb ü")])), .success(.object([])),
-            .failure(ProtocolError(.jobFailed, "exit status 3"), result: .object([("exit_code", 3)])),
-            .failure(ProtocolError(.timeout, "ran past 5 ms"), result: .object([])),
+    /// The reply to a waited job, from its outcome: `ok` with the result,
+    /// or the error with the job's fields, in the state the outcome means.
+    @Test func endedRepliesCarryTheStateTheirOutcomeMeans() {
+        let fixture = JobFixture(worker: "w2")
+        defer { fixture.stop() }
+        let job = fixture.job("m3k2x9a1-18")
+        let cases: [(ActionOutcome, JobState)] = [
+            (.success(.object([("output", "a\nb ü")])), .completed), (.success(.object([])), .completed),
+            (.failure(ProtocolError(.jobFailed, "exit status 3"), result: .object([("exit_code", 3)])), .failed),
+            (.failure(ProtocolError(.timeout, "ran past 5 ms"), result: .object([])), .timedOut),
+            (.failure(ProtocolError(.cancelled, "cancelled by uid 0"), result: .object([])), .cancelled),
         ]
-        for outcome in outcomes {
+        for (outcome, state) in cases {
             for id: RequestID? in [nil, .integer(7), .string("x")] {
-                let job = Job(id: "m3k2x9a1-18", request: SubmitRequest(action: "echo"), action: EchoAction(), worker: worker,
-                              owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: 0)
-                var fromWorker: [UInt8] = []
-                job.writeFinalReply(outcome, requestID: id, into: &fromWorker)
-                let fromMain: String
+                var out: [UInt8] = []
+                JobReply.write(job, endedWith: outcome, requestID: id, into: &out)
+                let expected: String
                 switch outcome {
-                case .success(let result):
-                    job.state = .completed
-                    job.result = result
-                    fromMain = Response.ok(id: id, job.replyFields(includeDetails: false))
-                case .failure(let e, let result):
-                    job.state = .failed
-                    job.result = result
-                    fromMain = Response.error(id: id, e, job.replyFields(includeDetails: false))
+                case .success(let result): expected = Response.ok(id: id, fields(job, state, result))
+                case .failure(let e, let result): expected = Response.error(id: id, e, fields(job, state, result))
                 }
-                #expect(String(decoding: fromWorker, as: UTF8.self) == fromMain)
+                #expect(String(decoding: out, as: UTF8.self) == expected)
             }
         }
     }

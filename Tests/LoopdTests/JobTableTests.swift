@@ -1,8 +1,8 @@
 import Testing
 @testable import LoopdCore
 
-/// Issue 5 (load: RSS returns to its baseline): what the daemon keeps per
-/// finished job must not grow with the number of jobs run.
+/// What the daemon keeps per finished job must not grow with the number of
+/// jobs run (under load, RSS returns to its baseline).
 @Suite struct JobTableTests {
     /// Bug job-ids-outgrow-inline-strings (found by the 10-minute soak):
     /// a decimal counter made ids 16 bytes from the millionth job on, each
@@ -26,25 +26,76 @@ import Testing
         #expect(a.next() != b.next())
     }
 
-    /// The retained window forgets the oldest finished job first, keeps
-    /// exactly `capacity`, and its storage stops growing once full.
-    @Test func finishedWindowEvictsOldestFirst() {
-        var window = FinishedWindow(capacity: 3)
-        #expect(window.add("a") == nil && window.add("b") == nil && window.add("c") == nil)
-        #expect(window.add("d") == "a")
-        #expect(window.add("e") == "b")
-        #expect(window.add("f") == "c")
-        #expect(window.add("g") == "d")
-        #expect(window.count == 3)
-        var evicted: [String] = []
-        for i in 0..<1_000 { if let e = window.add("x\(i)") { evicted.append(e) } }
-        #expect(evicted.prefix(3) == ["e", "f", "g"])
-        #expect(evicted.suffix(2) == ["x995", "x996"])
-        #expect(window.count == 3)
+    /// The table forgets the oldest ended job first, keeps exactly its
+    /// capacity of ended jobs, and lists only what it still knows.
+    @Test func endedJobsAreForgottenOldestFirst() {
+        let fixture = JobFixture()
+        defer { fixture.stop() }
+        var table = JobTable(retainedCapacity: 3)
+        let jobs = (0..<7).map { fixture.job("j\($0)") }
+        for job in jobs { table.insert(job) }
+        #expect(table.retain(jobs[0]) == nil && table.retain(jobs[1]) == nil && table.retain(jobs[2]) == nil)
+        #expect(table.retain(jobs[3]) === jobs[0])
+        #expect(table.retain(jobs[5]) === jobs[1])
+        #expect(table["j0"] == nil && table["j1"] == nil && table["j2"] === jobs[2])
+        #expect(table.count == 5)  // j2 j3 j5 retained, j4 j6 not ended
+        #expect(table.page(after: nil, limit: 10) { _ in true }.jobs.map(\.id) == ["j2", "j3", "j4", "j5", "j6"])
+    }
+
+    /// `jobs` pages: in submission order, after a cursor, with `more` set
+    /// only when another match follows; jobs inserted between pages come
+    /// after the cursor, so no job is listed twice or skipped.
+    @Test func pagesFollowSubmissionOrderAcrossInserts() {
+        let fixture = JobFixture()
+        defer { fixture.stop() }
+        var table = JobTable(retainedCapacity: 100)
+        var all: [Job] = []
+        for k in 0..<10 {
+            let job = fixture.job("j\(k)")
+            all.append(job)
+            table.insert(job)
+        }
+        var listed: [String] = []
+        var after: UInt64?
+        var pages = 0
+        while true {
+            let (jobs, more) = table.page(after: after, limit: 3) { $0.id != "j4" }
+            listed += jobs.map(\.id)
+            pages += 1
+            if pages == 2 {
+                for k in 10..<12 {
+                    let job = fixture.job("j\(k)")
+                    table.insert(job)
+                }
+            }
+            guard more else { break }
+            after = jobs.last!.sequence
+        }
+        #expect(listed == ["j0", "j1", "j2", "j3", "j5", "j6", "j7", "j8", "j9", "j10", "j11"])
+        #expect(pages == 4)
+        #expect(table.page(after: all[8].sequence, limit: 1) { _ in true }.jobs.map(\.id) == ["j9"])
+    }
+
+    /// Sweeping forgotten jobs out of the submission order keeps the order.
+    @Test func forgottenJobsAreSweptWithoutReordering() {
+        let fixture = JobFixture()
+        defer { fixture.stop() }
+        var table = JobTable(retainedCapacity: 10)
+        var jobs: [Job] = []
+        for k in 0..<5_000 {
+            let job = fixture.job("j\(k)")
+            jobs.append(job)
+            table.insert(job)
+            if k % 2 == 0 { _ = table.retain(job) }
+        }
+        let (listed, _) = table.page(after: nil, limit: 100_000) { _ in true }
+        #expect(listed.count == 2_500 + 10)
+        #expect(zip(listed, listed.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+        #expect(listed.suffix(3).map(\.id) == ["j4997", "j4998", "j4999"])
     }
 }
 
-/// A worker's ready queue (WorkerLane): arrival order, jobs of another mode
+/// A worker's ready queue (JobLane): arrival order, jobs of another mode
 /// passed over and kept, and a deep queue drained from the front.
 @Suite struct ReadyQueueTests {
     @Test func takesTheOldestAdmittedAndKeepsTheSkippedInOrder() {

@@ -66,9 +66,10 @@ import Testing
         // A default-mode job is held; a maintenance job and a common job run.
         let held = try #require(c.call(#"{"id":2,"op":"submit","action":"echo","args":["held"],"worker":"w1","wait":false}"#))
         let heldID = try #require(held["job"]?.stringValue)
+        #expect(held["state"] == "held")
         #expect(c.call(#"{"id":3,"op":"submit","action":"echo","args":["m"],"worker":"w1","mode":"maintenance"}"#)?["result"]?["output"] == "m")
         #expect(c.call(#"{"id":4,"op":"submit","action":"echo","args":["c"],"worker":"w1","mode":"common"}"#)?["result"]?["output"] == "c")
-        #expect(c.call(#"{"id":5,"op":"status","job":"\#(heldID)"}"#)?["state"] == "queued")
+        #expect(c.call(#"{"id":5,"op":"status","job":"\#(heldID)"}"#)?["state"] == "held")
         let workers = try #require(c.call(#"{"id":6,"op":"workers"}"#))
         #expect(workers["workers"]?.arrayValue?.first?["held"] == .integer(1))
         #expect(c.call(#"{"id":7,"op":"mode","worker":"w1","mode":"default"}"#)?.ok == true)

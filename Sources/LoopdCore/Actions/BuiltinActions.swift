@@ -43,10 +43,13 @@ struct SleepAction: JobAction {
         let timer = LoopTimer(after: .milliseconds(ms)) { _ in
             context.complete(.success(.object([("slept_ms", .integer(ms))])))
         }
-        context.onTimeout = {
+        // A timeout or a cancel ends it at once, with the reason given.
+        let stop = {
             timer.invalidate()
-            context.complete(.failure(ProtocolError(.timeout, "sleep timed out"), result: .object([])))
+            context.complete(.failure(context.stopReason ?? ProtocolError(.timeout, "sleep timed out"), result: .object([])))
         }
+        context.onTimeout = stop
+        context.onCancel = stop
         context.loop.add(timer, forMode: .common)
     }
 }

@@ -43,7 +43,6 @@ private final class ExecRun: @unchecked Sendable {
     var stderr = CappedBuffer()
     var exit: ProcessExit?
     var openPipes = 2
-    var timedOut = false
     var sources: [LoopFileDescriptorSource] = []
     var process: LoopProcessSource?
     var killTimer: LoopTimer?
@@ -76,7 +75,8 @@ private final class ExecRun: @unchecked Sendable {
             ChildProcess.killAndReap(child.pid)
             exit = ProcessExit.signalled(SIGKILL)
         }
-        context.onTimeout = { [self] in timeout() }
+        context.onTimeout = { [self] in terminate() }
+        context.onCancel = { [self] in terminate() }
     }
 
     private func drain(fd: Int32, isOut: Bool) {
@@ -99,8 +99,9 @@ private final class ExecRun: @unchecked Sendable {
         }
     }
 
-    private func timeout() {
-        timedOut = true
+    /// A timeout or a cancel: SIGTERM now, SIGKILL after the action's
+    /// grace period; the job ends once the child is reaped (pidfd).
+    private func terminate() {
         try? process?.send(signal: SIGTERM)
         let grace = LoopTimer(after: .milliseconds(spec.killGraceMs)) { [self] _ in
             try? process?.send(signal: SIGKILL)
@@ -127,8 +128,11 @@ private final class ExecRun: @unchecked Sendable {
             ("stdout_truncated", .bool(stdout.truncated)), ("stderr_truncated", .bool(stderr.truncated)),
         ]
         let json = JSON.object(result)
-        if timedOut {
-            context.complete(.failure(ProtocolError(.timeout, "\(spec.argv[0]) ran past its timeout and was stopped (\(exit))"), result: json))
+        if let reason = context.stopReason {
+            let message = reason.code == .timeout
+                ? "\(spec.argv[0]) ran past its timeout and was stopped (\(exit))"
+                : "\(reason.message); \(spec.argv[0]) \(exit)"
+            context.complete(.failure(ProtocolError(reason.code, message), result: json))
         } else if exit == .exited(0) {
             context.complete(.success(json))
         } else {

@@ -42,9 +42,17 @@ public final class ActionContext: @unchecked Sendable {
     /// The worker's name.
     public let workerName: String
     /// Called when the job's timeout passes. An action that can stop its
-    /// work early sets it and later completes with a `timeout` failure;
-    /// without it, the job is failed with `timeout` at once.
+    /// work early sets it and later completes with `stopReason` (a `timeout`
+    /// failure); without it, the job ends with `timeout` at once.
     public var onTimeout: (() -> Void)?
+    /// Called when a client cancels the job while it runs. An action that
+    /// can stop its work early sets it and later completes with
+    /// `stopReason` (a `cancelled` failure); without it, the job ends
+    /// `cancelled` at once (what the action does afterwards is ignored).
+    public var onCancel: (() -> Void)?
+    /// Why the job is being stopped early, once a timeout or a cancel asked
+    /// for it: the error its action should complete with.
+    public private(set) var stopReason: ProtocolError?
     private let finish: (ActionOutcome) -> Void
     /// Whether `complete` was called.
     public private(set) var isComplete = false
@@ -63,6 +71,25 @@ public final class ActionContext: @unchecked Sendable {
         guard !isComplete else { return }
         isComplete = true
         onTimeout = nil
+        onCancel = nil
         finish(outcome)
+    }
+
+    /// Asks the action to stop early because of `reason` (a timeout or a
+    /// cancel), through its `hook`; without one, ends the job with `reason`.
+    /// The first reason wins: a cancel after a timeout changes nothing.
+    func stop(_ reason: ProtocolError, hook: KeyPath<ActionContext, (() -> Void)?>) {
+        guard !isComplete, stopReason == nil else { return }
+        stopReason = reason
+        if let stop = self[keyPath: hook] {
+            stop()
+        } else {
+            complete(.failure(reason, result: .object([])))
+        }
+    }
+
+    /// A client's `cancel` of the running job.
+    func cancel(_ reason: ProtocolError) {
+        stop(reason, hook: \.onCancel)
     }
 }

@@ -13,7 +13,7 @@ extension ConfigLoader {
         var workers: [DaemonConfig.Worker] = []
         var firstIndex: [String: Int] = [:]
         for (index, t) in tables.enumerated() {
-            try t.rejectUnknownKeys(allowed: ["name", "mode"])
+            try t.rejectUnknownKeys(allowed: ["name", "mode", "placement"])
             guard let name = try t.string("name", nonEmpty: false) else {
                 throw t.invalid("name", "required")
             }
@@ -35,7 +35,17 @@ extension ConfigLoader {
                 }
                 worker.mode = mode
             }
+            if let placement = try t.string("placement", nonEmpty: false) {
+                guard let p = DaemonConfig.Worker.Placement(rawValue: placement) else {
+                    throw t.invalid("placement", "must be \"auto\" or \"explicit\", got \(ConfigTable.quote(placement))")
+                }
+                worker.placement = p
+            }
             workers.append(worker)
+        }
+        // `any` and `key` need somewhere to go.
+        guard workers.contains(where: { $0.placement == .auto }) else {
+            throw root.invalid("workers", "at least one worker must have placement = \"auto\" (jobs placed by any or key go there)")
         }
         return workers
     }

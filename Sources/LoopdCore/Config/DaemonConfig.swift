@@ -75,10 +75,22 @@ public struct DaemonConfig: Sendable, Equatable {
         public var name: String
         /// `mode`: the run mode the worker starts in ("default" is `Loop.Mode.default`).
         public var mode = "default"
+        /// `placement`: whether jobs placed by `any` or by `key` may land here.
+        public var placement = Placement.auto
+
+        /// Which jobs a worker takes.
+        public enum Placement: String, Sendable, Equatable {
+            /// Jobs that name it, and jobs placed by `any` or `key`.
+            case auto
+            /// Only jobs that name it (`worker`): a lane kept for an operator.
+            case explicit
+        }
+
         /// A worker named `name` starting in `mode`.
-        public init(name: String, mode: String = "default") {
+        public init(name: String, mode: String = "default", placement: Placement = .auto) {
             self.name = name
             self.mode = mode
+            self.placement = placement
         }
     }
 

@@ -1,60 +1,68 @@
 import LoopRuntime
 import LoopdProtocol
-import Synchronization
 
-/// One submitted job. Its request data is immutable and shared with the
-/// worker; `phase` is the one field both sides change (with compare-and-swap,
-/// so a cancel and a start can never both win); the rest is main-thread only.
+/// One submitted job. What was asked is immutable and shared with the
+/// worker that runs it; where the job is in its life (`state`) belongs to
+/// the main thread and changes only through `JobScheduler`; `claim` is the
+/// one thing both threads change (a cancel and a start can never both win).
 final class Job: @unchecked Sendable {
-    /// Where the job is, as the worker and `cancel` race over it.
-    enum Phase: UInt8 {
-        case pending = 0, running, cancelled, finished
-    }
-
     // MARK: immutable, any thread
     let id: String
+    /// Submission order within this run of the daemon: `jobs` pages by it.
+    let sequence: UInt64
     let request: SubmitRequest
     let action: any JobAction
-    let worker: Worker
+    /// The worker it was placed on, with the main thread's view of its queue.
+    let queue: WorkerQueue
     /// Who submitted it (SO_PEERCRED / SO_PEERGROUPS, or the journal's
     /// record on a replay): status and cancel are the owner's.
     let owner: JobOwner
-    var clientUID: UInt32 { owner.uid }
-    /// The loop modes whose runs may start it (nil: the worker's common modes).
+    /// The loop modes whose runs may start it (nil: every mode the worker runs).
     let modes: [Loop.Mode]?
     /// Monotonic nanoseconds at acceptance, for the latency summary.
     let acceptedAt: UInt64
     /// Unix milliseconds at submission (kept across a replay).
     let submittedAtUnixMs: Int64
-    /// Where the reply of a `wait` submit goes. The worker that runs the job
-    /// writes it there itself; if the job never runs (cancelled, or its
-    /// commit failed) the main thread does.
-    let reply: DirectReply?
+    /// Where the reply of a waited `submit` goes. The worker that runs the
+    /// job writes it; if the job never runs, the scheduler does.
+    let reply: ReplyAddress?
 
     // MARK: any thread
-    private let phaseBits = Atomic<UInt8>(Phase.pending.rawValue)
-    /// The delayed request on the worker, for `cancel` (set once, on the main thread, before the job is visible to cancel).
+    /// Who got to the waiting job first: its lane, to start it, or a cancel.
+    let claim = JobClaim()
+    /// The delayed hand-over on the worker, for `cancel` (set on the main
+    /// thread before the job can be cancelled, read there only).
     nonisolated(unsafe) var delayToken: PerformToken?
 
+    // MARK: written by the lane before it reports the job; read by the main thread after the report
+    /// When its worker started it, Unix milliseconds; 0 until then.
+    nonisolated(unsafe) var startedAtUnixMs: Int64 = 0
+    /// When it ended on its worker, Unix milliseconds; 0 until then.
+    nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
+
     // MARK: main thread only
-    var state: JobState
+    /// Where it is in its life; `JobScheduler.move(_:to:)` changes it.
+    var state = State.accepted
     var result: JSON?
     var error: ProtocolError?
-    /// Waiting for its journal record to be committed before it may run.
-    var awaitingCommit = false
+    /// The uid whose `cancel` request is stopping, or stopped, it.
+    var cancelRequestedBy: UInt32?
 
-    init(id: String, request: SubmitRequest, action: any JobAction, worker: Worker, owner: JobOwner,
-         acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: DirectReply? = nil) {
+    var worker: Worker { queue.worker }
+    var clientUID: UInt32 { owner.uid }
+
+    init(id: String, sequence: UInt64, request: SubmitRequest, action: any JobAction, queue: WorkerQueue,
+         owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?) {
         self.id = id
+        self.sequence = sequence
         self.request = request
         self.action = action
-        self.worker = worker
+        self.queue = queue
         self.owner = owner
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs
         self.reply = reply
         self.modes = Job.loopModes(request.mode)
-        self.state = request.delayMs > 0 ? .delayed : .queued
     }
 
     /// The loop modes a job of protocol mode `mode` runs in: none given means
@@ -71,37 +79,32 @@ final class Job: @unchecked Sendable {
     /// them, instead of one allocated per job.
     static let defaultModes: [Loop.Mode] = [.default]
 
-    var phase: Phase { Phase(rawValue: phaseBits.load(ordering: .acquiring))! }
-
-    /// Moves `from` → `to`; false if another thread moved it first.
-    func transition(from: Phase, to: Phase) -> Bool {
-        phaseBits.compareExchange(expected: from.rawValue, desired: to.rawValue, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// The state a client sees now. A job its worker has ended but whose
-    /// end this thread has not recorded yet still shows as running.
-    var visibleState: JobState {
-        if state.isFinal { return state }
-        switch phase {
-        case .running, .finished: return .running
-        case .pending, .cancelled: return state
+    /// The state a client sees now (main thread). A job its lane has
+    /// claimed but not yet reported shows as running; a waiting job whose
+    /// worker's mode does not admit it shows as held; a delayed job whose
+    /// delay has passed shows as queued (or held).
+    func visibleState(now: UInt64 = monotonicNow()) -> JobState {
+        switch state {
+        case .ended(let end): return end.protocolState
+        case .running: return .running
+        case .forgotten: preconditionFailure("job \(id) was forgotten: nothing may ask its state")
+        case .accepted, .awaitingCommit:
+            return request.delayMs > 0 ? .delayed : waitingState
+        case .delayed(let until):
+            if claim.isStarted { return .running }
+            return now < until ? .delayed : waitingState
+        case .queued:
+            return claim.isStarted ? .running : waitingState
         }
     }
 
-    /// The fields describing the job in `submit` and `status` replies.
-    func replyFields(includeDetails: Bool) -> [(String, JSON)] {
-        replyFields(state: visibleState, result: result, includeDetails: includeDetails)
-    }
+    /// Queued, or held while its worker's mode does not admit it.
+    private var waitingState: JobState { worker.admits(modes) ? .queued : .held }
+}
 
-    /// `replyFields(includeDetails:)` for a given state and result (a
-    /// worker's reply, written before this thread recorded them). Any thread.
-    func replyFields(state: JobState, result: JSON?, includeDetails: Bool = false) -> [(String, JSON)] {
-        var f: [(String, JSON)] = [("job", .string(id)), ("state", .string(state.rawValue)), ("worker", .string(worker.name))]
-        if includeDetails {
-            f.append(("action", .string(request.action)))
-            f.append(("durable", .bool(request.durable)))
-        }
-        if let result { f.append(("result", result)) }
-        return f
-    }
+/// Where a reply about a job goes: the connection's reply sink and the id
+/// of the request it answers.
+struct ReplyAddress: Sendable {
+    let sink: ReplySink
+    let requestID: RequestID?
 }

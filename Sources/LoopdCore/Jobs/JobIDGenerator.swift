@@ -12,16 +12,17 @@
 ///
 /// Main thread only (a mutating counter).
 struct JobIDGenerator {
-    private let prefix: String
+    /// What every id of this run starts with.
+    let runPrefix: String
     private var counter: UInt64 = 0
 
     init(startedAtUnixMs: Int64) {
-        prefix = String(UInt64(max(0, startedAtUnixMs)), radix: 36) + "-"
+        runPrefix = String(UInt64(max(0, startedAtUnixMs)), radix: 36) + "-"
     }
 
     /// The next id.
     mutating func next() -> String {
         counter += 1
-        return prefix + String(counter, radix: 36)
+        return runPrefix + String(counter, radix: 36)
     }
 }

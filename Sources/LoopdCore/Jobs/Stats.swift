@@ -3,7 +3,18 @@ struct Stats {
     var accepted = 0
     var completed = 0
     var failed = 0
+    var timedOut = 0
     var cancelled = 0
+
+    /// Counts a job's end.
+    mutating func record(_ end: Job.End) {
+        switch end {
+        case .completed: completed += 1
+        case .failed: failed += 1
+        case .timedOut: timedOut += 1
+        case .cancelled: cancelled += 1
+        }
+    }
     /// The most recent latencies (acceptance to end) in microseconds.
     private var latencies: [UInt64] = []
     private var next = 0

@@ -59,13 +59,45 @@ public struct FinishedJob: Sendable, Equatable {
     /// Who submitted it: only that uid (and root, and the daemon's own uid)
     /// may read its status. nil in records written before loopd kept it.
     public var clientUID: UInt32?
+    /// Where and when it ran, and why it failed; nil in records written
+    /// before loopd kept them.
+    public var details: Details?
 
-    public init(id: String, state: String, resultJSON: String, finishedAt: Int64, clientUID: UInt32? = nil) {
+    /// What `status` tells of a durable job after a restart, beyond its end.
+    public struct Details: Sendable, Equatable {
+        /// When it was submitted, Unix milliseconds.
+        public var submittedAt: Int64
+        /// When it started, Unix milliseconds; nil if it never ran.
+        public var startedAt: Int64?
+        /// The worker it was placed on.
+        public var worker: String
+        /// Its action.
+        public var action: String
+        /// The error code it ended with (nil: completed).
+        public var errorCode: String?
+        /// The error's message.
+        public var errorMessage: String?
+
+        public init(submittedAt: Int64, startedAt: Int64?, worker: String, action: String,
+                    errorCode: String? = nil, errorMessage: String? = nil) {
+            self.submittedAt = submittedAt
+            self.startedAt = startedAt
+            self.worker = worker
+            self.action = action
+            self.errorCode = errorCode
+            self.errorMessage = errorMessage
+        }
+    }
+
+    public init(id: String, state: String, resultJSON: String, finishedAt: Int64, clientUID: UInt32? = nil,
+                details: Details? = nil) {
+        precondition(details == nil || clientUID != nil, "a finish record with details names its client")
         self.id = id
         self.state = state
         self.resultJSON = resultJSON
         self.finishedAt = finishedAt
         self.clientUID = clientUID
+        self.details = details
     }
 }
 

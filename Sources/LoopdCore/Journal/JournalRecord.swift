@@ -10,7 +10,9 @@
 ///                               · i64 submittedAt · u32 clientUID
 ///                               [· u32 clientGID · u32 groupCount · u32×groupCount]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
-///                               [· u32 clientUID]
+///                               [· u32 clientUID
+///                                [· i64 submittedAt · opt-i64 startedAt · str worker · str action
+///                                 · opt-str errorCode · opt-str errorMessage]]
 /// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
 /// ```
 ///
@@ -81,7 +83,17 @@ enum JournalRecord: Equatable {
             writer.string(job.state)
             writer.string(job.resultJSON)
             writer.i64(job.finishedAt)
-            if let uid = job.clientUID { writer.u32(uid) }
+            if let uid = job.clientUID {
+                writer.u32(uid)
+                if let d = job.details {
+                    writer.i64(d.submittedAt)
+                    writer.optional(d.startedAt) { $0.i64($1) }
+                    writer.string(d.worker)
+                    writer.string(d.action)
+                    writer.optional(d.errorCode) { $0.string($1) }
+                    writer.optional(d.errorMessage) { $0.string($1) }
+                }
+            }
         }
         swap(&writer.bytes, &out)
         let length = out.count - start - Self.headerBytes
@@ -132,12 +144,22 @@ enum JournalRecord: Equatable {
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }
             var uid: UInt32?
+            var details: FinishedJob.Details?
             if !reader.isAtEnd {
                 guard let u = reader.u32() else { return nil }
                 uid = u
             }
+            if !reader.isAtEnd {
+                guard let submittedAt = reader.i64(), let startedAt = reader.optional({ $0.i64() }),
+                      let worker = reader.string(), let action = reader.string(),
+                      let code = reader.optional({ $0.string() }), let message = reader.optional({ $0.string() })
+                else { return nil }
+                details = FinishedJob.Details(submittedAt: submittedAt, startedAt: startedAt, worker: worker,
+                                              action: action, errorCode: code, errorMessage: message)
+            }
             guard reader.isAtEnd else { return nil }
-            return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt, clientUID: uid))
+            return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt,
+                                         clientUID: uid, details: details))
         default:
             return nil
         }

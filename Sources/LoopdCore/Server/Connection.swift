@@ -2,14 +2,14 @@ import LoopRuntime
 import LoopdProtocol
 
 /// One client connection on the main loop: a descriptor source, a line
-/// framer and an output buffer. Main thread only.
+/// framer and its reply sink. Main thread only.
 ///
 /// The main thread's replies are buffered and flushed once per batch; the
-/// reply of a `wait` job is written by the worker that ran it, through the
-/// same `ReplyChannel`. While more than the configured amount of replies
+/// reply of a waited job is written by the worker that ran it, through the
+/// same `ReplySink`. While more than the configured amount of replies
 /// waits unread, the connection stops reading requests (backpressure)
 /// instead of buffering without bound.
-final class Connection: @unchecked Sendable {
+final class Connection: ReplyEndpoint, @unchecked Sendable {
     enum State {
         /// Reading requests and writing replies.
         case open
@@ -25,12 +25,11 @@ final class Connection: @unchecked Sendable {
     private(set) var state = State.open
     private var source: LoopFileDescriptorSource?
     private var framer: LineFramer
-    /// The descriptor's write side and the replies not yet written, shared
-    /// with the workers that answer `wait` jobs themselves.
-    let replies: ReplyChannel
-    /// Requests the main thread answers later (a `mode` switch); the
-    /// replies workers owe (`wait` jobs) are counted in `replies`.
-    var pendingReplies = 0
+    /// The descriptor's write side and the replies not yet written or
+    /// still owed, shared with the workers that answer waited jobs.
+    let sink: ReplySink
+    /// The connection as the job scheduler sees it.
+    let requester: Requester
     private let maxPendingBytes: Int
     private var readPaused = false
     private unowned let server: Server
@@ -41,8 +40,10 @@ final class Connection: @unchecked Sendable {
         self.peer = peer
         self.server = server
         self.framer = LineFramer(maxLineBytes: limits.maxLineBytes)
-        self.replies = ReplyChannel(connectionID: id, fd: fd)
+        sink = ReplySink(fd: fd)
+        requester = Requester(sink: sink, owner: JobOwner(peer))
         self.maxPendingBytes = limits.maxPendingReplyBytes
+        sink.endpoint = self
     }
 
     /// Starts watching the descriptor on `loop`.
@@ -54,7 +55,7 @@ final class Connection: @unchecked Sendable {
         loop.add(s, forMode: .default)
     }
 
-    var unsentBytes: Int { replies.unsentBytes }
+    var unsentBytes: Int { sink.unsentBytes }
 
     private func handle(_ readiness: LoopFileDescriptorSource.Readiness) {
         if readiness.writable || (readiness.hangup && unsentBytes > 0) { flush() }
@@ -67,7 +68,7 @@ final class Connection: @unchecked Sendable {
     private func readRequests() {
         // A worker may have answered a job whose end the main thread has
         // not recorded yet; a request sent after that answer must see it.
-        server.recordFinishedJobs()
+        server.scheduler.recordReports()
         for _ in 0..<8 {
             guard state == .open, !readPaused else { return }
             let result = server.readBuffer.withUnsafeMutableBytes { Descriptor.read(fd, into: $0) }
@@ -79,7 +80,7 @@ final class Connection: @unchecked Sendable {
                     }
                 }
                 if outcome == .lineTooLong {
-                    send(Response.error(id: nil, ProtocolError(.tooLarge, "request line longer than \(framer.maxLineBytes) bytes; closing the connection")))
+                    sink.send(Response.error(id: nil, ProtocolError(.tooLarge, "request line longer than \(framer.maxLineBytes) bytes; closing the connection")))
                     stopReading()
                     return
                 }
@@ -96,32 +97,10 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Queues a reply line; written at the end of the current batch.
-    func send(_ line: String) {
-        var line = line
-        enqueue { out in line.withUTF8 { out.append(contentsOf: $0) } }
-    }
-
-    /// Queues a job's reply: `Response.ok(id:_:)` with
-    /// `job.replyFields(includeDetails: false)`, written field by field.
-    func sendJobReply(id: RequestID?, _ job: Job) {
-        enqueue { out in
-            Response.beginOK(id: id, into: &out)
-            job.writeReplyFields(into: &out)
-            Response.end(into: &out)
-        }
-    }
-
-    /// Queues `Response.error(id:_:_:)`, written straight into the output buffer.
-    func sendError(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = []) {
-        enqueue { Response.error(id: id, error, fields, into: &$0) }
-    }
-
-    /// Appends what `write` writes to the output buffer, to be flushed at
-    /// the end of the current batch; stops reading while too much waits.
-    private func enqueue(_ write: (inout [UInt8]) -> Void) {
+    /// A reply was queued on the sink: flush it at the end of the current
+    /// batch; stop reading while too much waits.
+    func replyQueued(unsent: Int) {
         guard state != .closed else { return }
-        let unsent = replies.append(write)
         server.scheduleFlush(self)
         if unsent > maxPendingBytes && !readPaused {
             readPaused = true
@@ -134,7 +113,7 @@ final class Connection: @unchecked Sendable {
     /// done or its peer is gone.
     func flush() {
         guard state != .closed else { return }
-        guard let unsent = replies.flush() else {
+        guard let unsent = sink.flush() else {
             // The peer is gone: its jobs go on; their replies have nowhere to go.
             close()
             return
@@ -161,14 +140,14 @@ final class Connection: @unchecked Sendable {
     private func stopReading() {
         if state == .open {
             state = .draining
-            replies.startDraining()
+            sink.startDraining()
         }
         updateInterest()
     }
 
     /// Closes a draining connection once nothing is owed to it any more.
     func closeIfDone() {
-        if state == .draining && pendingReplies == 0 && replies.isSettled { close() }
+        if state == .draining && sink.isSettled { close() }
     }
 
     func close() {
@@ -176,7 +155,7 @@ final class Connection: @unchecked Sendable {
         state = .closed
         source?.invalidate()
         source = nil
-        replies.close()
+        sink.close()
         server.connectionClosed(self)
     }
 }

@@ -6,10 +6,9 @@ import LoopdProtocol
 extension Server {
     /// The STATUS= text: workers, queued, running, completed, failed.
     func statusLine() -> String {
-        let running = workers.reduce(0) { $0 + ($1.runningJob.jobID == nil ? 0 : 1) }
-        let outstanding = workers.reduce(0) { $0 + $1.outstanding }
-        return "workers \(workers.count), queued \(outstanding - running), running \(running), "
-            + "completed \(stats.completed), failed \(stats.failed)"
+        let load = scheduler.loadFigures
+        return "workers \(workers.count), queued \(load.waiting), running \(load.running), "
+            + "completed \(scheduler.stats.completed), failed \(scheduler.stats.failed + scheduler.stats.timedOut)"
     }
 
     /// Keeps STATUS= current, at most once a second and only when it changed.
@@ -55,10 +54,10 @@ extension Server {
     /// Applies a re-read configuration: actions and limits at once, new
     /// workers started; what cannot change live is named in the log.
     func apply(_ fresh: DaemonConfig, actions table: [String: any JobAction]) {
-        actions = table
+        scheduler.actions = table
         var added: [String] = []
-        for w in fresh.workers where workersByName[w.name] == nil {
-            addWorker(name: w.name, mode: w.mode)
+        for w in fresh.workers where scheduler.queue(named: w.name) == nil {
+            scheduler.addWorker(w)
             added.append(w.name)
         }
         var needRestart: [String] = []
@@ -66,13 +65,20 @@ extension Server {
         if fresh.server.stateDirectory != config.server.stateDirectory { needRestart.append("server.state_dir") }
         let removed = config.workers.map(\.name).filter { name in !fresh.workers.contains { $0.name == name } }
         if !removed.isEmpty { needRestart.append("removed workers \(removed.joined(separator: ", "))") }
+        let replaced = workers.filter { w in fresh.workers.contains { $0.name == w.name && $0.placement != w.placement } }
+        if !replaced.isEmpty { needRestart.append("placement of \(replaced.map(\.name).joined(separator: ", "))") }
         var kept = fresh
         kept.server.socketPath = config.server.socketPath
         kept.server.stateDirectory = config.server.stateDirectory
-        kept.workers = workers.map { w in fresh.workers.first { $0.name == w.name } ?? DaemonConfig.Worker(name: w.name) }
+        kept.workers = workers.map { w in
+            var c = fresh.workers.first { $0.name == w.name } ?? DaemonConfig.Worker(name: w.name)
+            c.placement = w.placement
+            return c
+        }
         config = kept
+        scheduler.config = kept
         applySpin()
-        var message = "configuration reloaded: \(actions.count) actions, \(workers.count) workers"
+        var message = "configuration reloaded: \(scheduler.actions.count) actions, \(workers.count) workers"
         if !added.isEmpty { message += ", started \(added.joined(separator: ", "))" }
         if !needRestart.isEmpty { message += "; needs a restart to change: \(needRestart.joined(separator: "; "))" }
         log(.notice, message, id: .reloaded)

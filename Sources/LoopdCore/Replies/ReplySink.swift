@@ -1,10 +1,17 @@
 import LoopRuntime
 
-/// The write side of a client connection, shared by the main thread and the
-/// workers: its descriptor, the replies not yet written, and the replies a
-/// worker still owes it.
+/// The main thread's side of a connection, as its reply sink sees it.
+protocol ReplyEndpoint: AnyObject {
+    /// A reply was queued on the sink: flush it with this batch, and stop
+    /// reading requests while `unsent` bytes are too many. Main thread.
+    func replyQueued(unsent: Int)
+}
+
+/// The write side of a client connection: its descriptor, the replies not
+/// yet written, and the replies still owed to it. Every reply to the
+/// connection goes through here, whichever thread encodes it.
 ///
-/// A worker encodes the reply of a finished `wait` job itself, and while the
+/// A worker encodes the reply of a finished waited job itself, and while the
 /// main loop sleeps it also writes it: one thread hand-off fewer on a
 /// waited job (client → main → worker → client). While the main loop is
 /// busy, the main thread writes what workers encoded with its own replies,
@@ -12,13 +19,15 @@ import LoopRuntime
 /// Everything here is under one mutex, so the descriptor is closed under it
 /// too: a worker can never write to a descriptor number the kernel already
 /// gave to another client.
-final class ReplyChannel: Sendable {
+final class ReplySink: @unchecked Sendable {
     private struct State {
         var fd: Int32
         /// Encoded replies not yet written; `start..<output.count` remain.
         var output: [UInt8] = []
         var start = 0
-        /// Replies that workers will write here (`wait` jobs they may run).
+        /// Replies still to come: waited jobs (a worker or the main thread
+        /// answers), `wait` and `cancel` requests parked until a job ends,
+        /// `mode` switches in progress.
         var owed = 0
         /// The main thread reads no more requests; it closes the
         /// connection once nothing is owed or unsent.
@@ -53,12 +62,11 @@ final class ReplyChannel: Sendable {
         }
     }
 
-    /// The connection's id, for a worker to name it to the main thread.
-    let connectionID: Int
     private let state: Locked<State>
+    /// Told when the main thread queues a reply. Main thread only.
+    weak var endpoint: (any ReplyEndpoint)?
 
-    init(connectionID: Int, fd: Int32) {
-        self.connectionID = connectionID
+    init(fd: Int32) {
         state = Locked(State(fd: fd))
     }
 
@@ -75,31 +83,40 @@ final class ReplyChannel: Sendable {
     /// Bytes encoded and not yet written.
     var unsentBytes: Int { state.withLock { $0.unsent } }
 
-    /// No reply is owed by a worker and none waits to be written.
+    /// No reply is owed and none waits to be written.
     var isSettled: Bool { state.withLock { $0.owed == 0 && $0.unsent == 0 } }
 
-    /// Appends an encoded reply to be written by `flush()`; returns the bytes unsent.
-    func append(_ encode: (inout [UInt8]) -> Void) -> Int {
-        state.withLock { s in
-            guard !s.closed else { return 0 }
+    /// Queues an encoded reply, written with this batch.
+    func send(_ encode: (inout [UInt8]) -> Void) {
+        let unsent = state.withLock { s -> Int? in
+            guard !s.closed else { return nil }
             encode(&s.output)
             return s.unsent
         }
+        if let unsent { endpoint?.replyQueued(unsent: unsent) }
     }
 
-    /// A worker will write one more reply here (a `wait` job was dispatched).
-    func expectReply() {
+    /// Queues a reply line.
+    func send(_ line: String) {
+        var line = line
+        send { out in line.withUTF8 { out.append(contentsOf: $0) } }
+    }
+
+    /// One more reply will come later (a waited job, a `wait`, a `cancel`
+    /// of a running job, a `mode` switch): a draining connection stays
+    /// open until it is sent.
+    func owe() {
         state.withLock { $0.owed += 1 }
     }
 
-    /// A reply expected from a worker will not come from it (the job never
-    /// ran: it was cancelled, or its commit failed); the main thread answers.
-    func replyTakenBack() {
+    /// Queues a reply that was owed.
+    func settle(_ encode: (inout [UInt8]) -> Void) {
         state.withLock { $0.owed -= 1 }
+        send(encode)
     }
 
     /// Marks that no more requests are read: a worker that settles the
-    /// channel then asks the main thread to close it.
+    /// sink then asks the main thread to close it.
     func startDraining() {
         state.withLock { $0.draining = true }
     }
@@ -127,10 +144,11 @@ final class ReplyChannel: Sendable {
 
     // MARK: workers
 
-    /// Encodes replies a worker owes; with `writeNow`, writes them at once.
-    /// Returns whether the main thread must look at the connection (bytes
-    /// left unsent, a failed write, or a draining connection now settled);
-    /// without `writeNow` the main thread flushes them with its own batch.
+    /// Settles `count` owed replies a worker encodes; with `writeNow`,
+    /// writes them at once. Returns whether the main thread must look at
+    /// the connection (bytes left unsent, a failed write, or a draining
+    /// connection now settled); without `writeNow` the main thread flushes
+    /// them with its own batch.
     func deliver(_ count: Int, writeNow: Bool, _ encode: (inout [UInt8]) -> Void) -> Attention {
         state.withLock { s in
             s.owed -= count

@@ -1,0 +1,97 @@
+import LoopdProtocol
+
+extension Job {
+    /// A job's life, as the main thread knows it:
+    ///
+    /// ```
+    /// accepted ─┬─► awaitingCommit ─┬─► delayed ─┬─► running ─► ended ─► forgotten
+    ///           │                   └─► queued ──┘      ▲
+    ///           └──────────────────────► (same) ────────┘
+    /// ```
+    ///
+    /// Any state before `ended` may end: a cancel, a failed commit, or an
+    /// end its lane reports for a job the main thread had not yet seen
+    /// start. `queued` covers held jobs (their worker's mode does not admit
+    /// them; see `visibleState`). A delayed job becomes queued on its
+    /// worker's clock, not by a transition here.
+    enum State: Equatable, CustomStringConvertible {
+        /// Checked and given an id; not yet anywhere.
+        case accepted
+        /// Waiting for the journal commit that makes it (or a durable job
+        /// ahead of it on its worker) durable.
+        case awaitingCommit
+        /// Handed to its worker's delay timer, due at this monotonic instant.
+        case delayed(until: UInt64)
+        /// Handed to its worker's lane.
+        case queued
+        /// Its lane reported that it started.
+        case running
+        /// Recorded: counted, logged, journaled, answered; kept for `status`
+        /// while it is among the most recent finished jobs.
+        case ended(End)
+        /// Out of the retention window: nothing refers to it any more.
+        case forgotten
+
+        var isEnded: Bool {
+            if case .ended = self { return true }
+            return false
+        }
+
+        /// Whether a job may go from `self` to `next`.
+        func allows(_ next: State) -> Bool {
+            switch (self, next) {
+            case (.accepted, .awaitingCommit), (.accepted, .delayed), (.accepted, .queued),
+                 (.awaitingCommit, .delayed), (.awaitingCommit, .queued),
+                 (.delayed, .running), (.queued, .running),
+                 (.ended, .forgotten):
+                return true
+            case (.accepted, .ended), (.awaitingCommit, .ended), (.delayed, .ended), (.queued, .ended), (.running, .ended):
+                return true
+            default:
+                return false
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .accepted: "accepted"
+            case .awaitingCommit: "awaiting commit"
+            case .delayed: "delayed"
+            case .queued: "queued"
+            case .running: "running"
+            case .ended(let end): "ended \(end.protocolState.rawValue)"
+            case .forgotten: "forgotten"
+            }
+        }
+    }
+
+    /// How a job ended.
+    enum End: Equatable {
+        case completed
+        case failed
+        case timedOut
+        case cancelled
+
+        /// The end an action's outcome means.
+        init(_ outcome: ActionOutcome) {
+            switch outcome {
+            case .success: self = .completed
+            case .failure(let e, _):
+                switch e.code {
+                case .timeout: self = .timedOut
+                case .cancelled: self = .cancelled
+                default: self = .failed
+                }
+            }
+        }
+
+        var protocolState: JobState {
+            switch self {
+            case .completed: .completed
+            case .failed: .failed
+            case .timedOut: .timedOut
+            case .cancelled: .cancelled
+            }
+        }
+    }
+}

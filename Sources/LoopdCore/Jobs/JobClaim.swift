@@ -1,0 +1,25 @@
+import Synchronization
+
+/// Who got to a waiting job first: its lane, which starts it, or a
+/// `cancel`, which stops it from ever starting. The only part of a job that
+/// two threads change; compare-and-swap makes the race have one winner.
+final class JobClaim: Sendable {
+    private enum Value: UInt8 {
+        case open = 0, started, cancelled
+    }
+
+    private let bits = Atomic<UInt8>(Value.open.rawValue)
+
+    /// The lane takes the job to run it; false if a cancel won. Worker thread.
+    func start() -> Bool { take(.started) }
+
+    /// A cancel takes the job; false if its lane started it first. Main thread.
+    func cancel() -> Bool { take(.cancelled) }
+
+    /// Whether the lane started the job. Any thread.
+    var isStarted: Bool { bits.load(ordering: .acquiring) == Value.started.rawValue }
+
+    private func take(_ value: Value) -> Bool {
+        bits.compareExchange(expected: Value.open.rawValue, desired: value.rawValue, ordering: .acquiringAndReleasing).exchanged
+    }
+}

@@ -1,0 +1,156 @@
+import LoopRuntime
+import LoopdProtocol
+import Synchronization
+
+/// The worker thread's side of the job pipeline: its serial lane. Jobs
+/// arrive in order; one runs at a time; a job whose mode the loop is not
+/// running now (it arrived, then the mode changed) waits for that mode while
+/// later jobs of the running mode proceed. Everything the lane learns goes
+/// to the main loop as `LaneReport`s. Worker thread only, `init` aside.
+final class JobLane: @unchecked Sendable {
+    let worker: Worker
+    private let mailbox: LaneMailbox
+    /// The main side's loop: whether it sleeps decides who writes a reply.
+    private let mainLoop: Loop
+    /// Write every reply at once, even while the main loop is awake. Tests
+    /// only: it lets a test hold the main loop and still get the reply.
+    let writesRepliesAlways = Atomic<Bool>(false)
+    /// Ends reported together once the current batch of work is done.
+    private var finishedBatch: [(Job, ActionOutcome)] = []
+    private var ready = ReadyQueue<Job>()
+    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
+    private var pumping = false
+    private var observer: LoopObserver?
+
+    private var loop: Loop { worker.loop }
+
+    /// A lane for `worker`; its observer is installed on the worker's
+    /// thread before `init` returns.
+    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop) {
+        self.worker = worker
+        self.mailbox = mailbox
+        self.mainLoop = mainLoop
+        worker.thread.perform(waitUntilDone: true, modes: [.common]) { [self] in installObserver() }
+    }
+
+    /// Re-examines the lane whenever a run starts: a mode change may admit a waiting job.
+    private func installObserver() {
+        let o = LoopObserver(activities: .entry, repeats: true, order: 0) { [unowned self] _, _ in pump() }
+        observer = o
+        loop.add(o, forMode: .common)
+    }
+
+    /// Jobs handed over by the main thread (their block ran in an admitting mode).
+    func arrive(_ jobs: [Job]) {
+        ready.append(contentsOf: jobs)
+        pump()
+    }
+
+    /// Stops `job` if it is running: its action's cancel hook, or, for an
+    /// action without one, an end at once. A job that ended already is
+    /// left alone (its end is on its way to the main loop).
+    func cancelRunning(_ job: Job, by uid: UInt32) {
+        guard let current = running, current.job === job else { return }
+        current.context.cancel(ProtocolError(.cancelled, "job \(job.id) was cancelled by uid \(uid) while it ran"))
+    }
+
+    private func admits(_ job: Job, _ mode: Loop.Mode?) -> Bool {
+        guard let modes = job.modes else { return true }
+        guard let mode else { return false }
+        return modes.contains(mode)
+    }
+
+    /// Starts ready jobs one after another until one is still running or
+    /// none is admitted. Iterative, so a run of jobs that finish at once
+    /// does not nest calls.
+    private func pump() {
+        guard !pumping else { return }
+        pumping = true
+        defer { pumping = false }
+        while running == nil {
+            let mode = loop.currentMode
+            guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
+            guard job.claim.start() else { continue }  // cancelled meanwhile
+            start(job)
+        }
+    }
+
+    private func start(_ job: Job) {
+        job.startedAtUnixMs = unixMilliseconds()
+        worker.runningJob.jobID = job.id
+        let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
+            [unowned self] outcome in finished(job, outcome)
+        }
+        var timeoutTimer: LoopTimer?
+        if let ms = job.request.timeoutMs ?? job.action.defaultTimeoutMs {
+            let t = LoopTimer(after: .milliseconds(ms)) { _ in
+                context.stop(ProtocolError(.timeout, "job ran past its \(ms) ms timeout"), hook: \.onTimeout)
+            }
+            loop.add(t, forMode: .common)
+            timeoutTimer = t
+        }
+        running = (job, context, timeoutTimer)
+        job.action.start(context)
+        // Still running once its action returned: the main loop learns it
+        // started now, not only when it ends.
+        if let current = running, current.job === job { mailbox.post(.started(job)) }
+    }
+
+    private func finished(_ job: Job, _ outcome: ActionOutcome) {
+        guard let current = running, current.job === job else { return }
+        current.timeout?.invalidate()
+        running = nil
+        job.endedAtUnixMs = unixMilliseconds()
+        worker.runningJob.jobID = nil
+        if finishedBatch.isEmpty {
+            // Report after the jobs this pass can run, in one hand-off.
+            loop.perform(inModes: [.common]) { [unowned self] in reportFinished() }
+        }
+        finishedBatch.append((job, outcome))
+        pump()
+    }
+
+    /// Reports the batch's ends, then answers the clients that wait for
+    /// them. The ends go first (the ordering rule of `LaneMailbox`). With
+    /// the main loop asleep the replies go out now, one hand-off sooner;
+    /// with it awake, it writes them with its own batch (one write per
+    /// connection, not one per thread).
+    private func reportFinished() {
+        let done = finishedBatch
+        finishedBatch = []
+        mailbox.post(.ended(done))
+        let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
+        let sinks = answer(done, writeNow: writeNow)
+        if !sinks.isEmpty { mailbox.post(.flush(sinks)) }
+    }
+
+    /// Encodes the replies of the waited jobs among `done`, in the order
+    /// the jobs ended, and with `writeNow` writes them: one write per sink
+    /// (a pipelining client's replies of a pass go out together). Returns
+    /// the sinks the main loop must flush (without `writeNow`: all of them)
+    /// or look at (with it: see `ReplySink.deliver`).
+    private func answer(_ done: [(Job, ActionOutcome)], writeNow: Bool) -> [ReplySink] {
+        guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.sink else { return [] }
+        var sinks = [first]
+        if !done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.sink === first }) {
+            sinks = []
+            var seen = Set<ObjectIdentifier>()
+            for end in done {
+                guard let sink = end.0.reply?.sink, seen.insert(ObjectIdentifier(sink)).inserted else { continue }
+                sinks.append(sink)
+            }
+        }
+        return sinks.filter { deliver(done, to: $0, writeNow: writeNow) == .needed || !writeNow }
+    }
+
+    /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `sink`.
+    private func deliver(_ ends: [(Job, ActionOutcome)], to sink: ReplySink, writeNow: Bool) -> ReplySink.Attention {
+        let count = ends.count { $0.0.reply?.sink === sink }
+        return sink.deliver(count, writeNow: writeNow) { out in
+            for (job, outcome) in ends {
+                guard let reply = job.reply, reply.sink === sink else { continue }
+                JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &out)
+            }
+        }
+    }
+}

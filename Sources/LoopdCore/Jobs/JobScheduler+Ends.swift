@@ -1,0 +1,89 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// How jobs end: the lanes' reports, the record of each end, the replies
+/// it owes, and retention. Main thread only.
+extension JobScheduler {
+    /// Takes what the lanes reported, in the order they reported it. Runs
+    /// in the block the mailbox queues, and before a connection's requests
+    /// are read: a lane writes a waiting client's reply right after posting
+    /// the job's end, so a request the client sends after that reply
+    /// (`status`, `stats`) must find the end recorded even when it is read
+    /// before that block runs.
+    func recordReports() {
+        guard let reports = mailbox.takeAll() else { return }
+        for report in reports {
+            switch report {
+            case .started(let job):
+                move(job, to: .running)
+            case .ended(let ends):
+                for (job, outcome) in ends { end(job, outcome, answeredByLane: true) }
+            case .flush(let sinks):
+                for sink in sinks { sink.endpoint?.replyQueued(unsent: sink.unsentBytes) }
+            }
+        }
+    }
+
+    /// Records a job's end: counts, logs and journals it, answers whoever
+    /// waits for it (a waited submit unless its lane did: `answeredByLane`),
+    /// and retains it for `status`.
+    func end(_ job: Job, _ outcome: ActionOutcome, journaled: Bool = true, answeredByLane: Bool = false) {
+        let end = Job.End(outcome)
+        if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
+        switch outcome {
+        case .success(let result):
+            job.result = result
+        case .failure(let e, let result):
+            job.result = result
+            job.error = e
+        }
+        move(job, to: .ended(end))
+        stats.record(end)
+        let queue = job.queue
+        queue.outstanding -= 1
+        if end != .cancelled { queue.finished += 1 }
+        let micros = (monotonicNow() &- job.acceptedAt) / 1000
+        stats.recordLatency(microseconds: micros)
+        if job.request.durable && journaled, let gate {
+            gate.journal.appendFinished(FinishedJob(job, end: end))
+            gate.arm()
+        }
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
+                                  state: end.protocolState, error: job.error, clientUID: job.clientUID))
+        if let reply = job.reply, !answeredByLane {
+            reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
+        }
+        for waiter in waiters.takeAll(of: job.id) {
+            waiter.sink.settle { out in
+                switch waiter.kind {
+                case .wait:
+                    JobReply.write(job, endedWith: outcome, requestID: waiter.requestID, into: &out)
+                case .cancel:
+                    Self.writeCancelReply(job, cancelled: end == .cancelled, requestID: waiter.requestID, into: &out)
+                }
+            }
+        }
+        if let forgotten = table.retain(job) { move(forgotten, to: .forgotten) }
+    }
+
+    /// `cancel`'s reply: whether the job was cancelled, and its state.
+    static func writeCancelReply(_ job: Job, cancelled: Bool, requestID: RequestID?, into out: inout [UInt8]) {
+        Response.beginOK(id: requestID, into: &out)
+        Response.field("job", job.id, into: &out)
+        Response.field("cancelled", .bool(cancelled), into: &out)
+        Response.field("state", job.visibleState().rawValue, into: &out)
+        Response.end(into: &out)
+    }
+}
+
+extension FinishedJob {
+    /// The journal's record of a durable job's end.
+    init(_ job: Job, end: Job.End) {
+        self.init(id: job.id, state: end.protocolState.rawValue, resultJSON: (job.result ?? .object([])).serialized(),
+                  finishedAt: job.endedAtUnixMs, clientUID: job.clientUID,
+                  details: FinishedJob.Details(submittedAt: job.submittedAtUnixMs,
+                                               startedAt: job.startedAtUnixMs == 0 ? nil : job.startedAtUnixMs,
+                                               worker: job.worker.name, action: job.request.action,
+                                               errorCode: job.error?.code.rawValue, errorMessage: job.error?.message))
+    }
+}

@@ -1,0 +1,52 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// What `workers`, `stats` and the service manager's STATUS= report of
+/// the jobs. Main thread only.
+extension JobScheduler {
+    /// One worker's entry in `workers`.
+    func workerInfo(_ q: WorkerQueue, stallThreshold: Duration) -> JSON {
+        let w = q.worker
+        let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
+        let held = table.count { $0.queue === q && $0.visibleState() == .held }
+        let running = w.runningJob.jobID
+        return .object([
+            ("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue)),
+            ("queued", .integer(Int64(q.outstanding - (running == nil ? 0 : 1)))), ("held", .integer(Int64(held))),
+            ("running", running.map { .string($0) } ?? .null), ("loop", .string(loopState)),
+            ("stalled_ms", .integer(Int64(stalled.components.seconds * 1000 + stalled.components.attoseconds / 1_000_000_000_000_000))),
+            ("completed", .integer(Int64(q.finished))),
+        ])
+    }
+
+    /// Jobs waiting (queued, delayed, held) and running, over all workers.
+    var loadFigures: (waiting: Int, running: Int) {
+        let outstanding = queues.reduce(0) { $0 + $1.outstanding }
+        let running = queues.reduce(0) { $0 + ($1.worker.runningJob.jobID == nil ? 0 : 1) }
+        return (outstanding - running, running)
+    }
+
+    /// `stats`' job and journal figures.
+    func statsFields() -> [(String, JSON)] {
+        let lat = stats.latencySummary()
+        let load = loadFigures
+        var fields: [(String, JSON)] = [
+            ("accepted", .integer(Int64(stats.accepted))), ("completed", .integer(Int64(stats.completed))),
+            ("failed", .integer(Int64(stats.failed))), ("timed_out", .integer(Int64(stats.timedOut))),
+            ("cancelled", .integer(Int64(stats.cancelled))),
+            ("queued", .integer(Int64(load.waiting))), ("running", .integer(Int64(load.running))),
+            ("latency_us", .object([
+                ("count", .integer(Int64(lat.count))), ("p50", .integer(Int64(lat.p50))),
+                ("p99", .integer(Int64(lat.p99))), ("max", .integer(Int64(lat.max))),
+            ])),
+        ]
+        if let j = journal?.stats {
+            fields.append(("journal", .object([
+                ("bytes", .integer(Int64(j.fileBytes))), ("pending", .integer(Int64(j.liveJobs))),
+                ("retained_finished", .integer(Int64(j.retainedFinished))),
+                ("commits", .integer(Int64(j.commits))), ("compactions", .integer(Int64(j.compactions))),
+            ])))
+        }
+        return fields
+    }
+}

@@ -1,0 +1,59 @@
+import LoopdProtocol
+
+/// Start-up: the durable jobs the journal holds unfinished. Main thread only.
+extension JobScheduler {
+    /// Queues again every durable job that was acknowledged and had not
+    /// finished when the daemon last stopped (at-least-once), checked
+    /// against the configuration in force now.
+    func replay(_ pending: [DurableJob]) {
+        for d in pending {
+            let request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
+                                        wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true)
+            do {
+                let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
+                let job = try accept(request, owner: owner, jobID: d.id, submittedAt: d.submittedAt)
+                handOver(job)
+                log(.info, "replaying durable job \(d.id)", [(.jobID, d.id), (.action, d.action)])
+            } catch {
+                log(.error, "cannot replay durable job \(d.id): \(error)", [(.jobID, d.id)])
+                guard let gate else { continue }
+                let now = unixMilliseconds()
+                gate.journal.appendFinished(FinishedJob(
+                    id: d.id, state: JobState.failed.rawValue,
+                    resultJSON: JSON.object([("replay_error", .string(error.message))]).serialized(),
+                    finishedAt: now, clientUID: d.clientUID,
+                    details: FinishedJob.Details(submittedAt: d.submittedAt, startedAt: nil, worker: "", action: d.action,
+                                                 errorCode: error.code.rawValue, errorMessage: error.message)))
+                gate.arm()
+            }
+        }
+    }
+}
+
+extension Placement {
+    /// How the journal spells a placement: "any", "worker:NAME" or "key:KEY".
+    var journalValue: String {
+        switch self {
+        case .any: "any"
+        case .worker(let w): "worker:\(w)"
+        case .key(let k): "key:\(k)"
+        }
+    }
+
+    init(journalValue v: String) {
+        if v.hasPrefix("worker:") { self = .worker(String(v.dropFirst(7))) }
+        else if v.hasPrefix("key:") { self = .key(String(v.dropFirst(4))) }
+        else { self = .any }
+    }
+}
+
+extension DurableJob {
+    /// The journal's record of an accepted durable job.
+    init(_ job: Job) {
+        self.init(id: job.id, action: job.request.action, args: job.request.args,
+                  placement: job.request.placement.journalValue, delayMs: job.request.delayMs,
+                  timeoutMs: job.request.timeoutMs, mode: job.request.mode,
+                  submittedAt: job.submittedAtUnixMs, clientUID: job.owner.uid, clientGID: job.owner.gid,
+                  clientGroups: job.owner.groups)
+    }
+}

@@ -1,0 +1,151 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// The requests about jobs that exist: `status`, `cancel`, `wait`, `jobs`.
+/// A job belongs to whoever submitted it (a result can hold a program's
+/// output); root and the daemon's own uid may manage every job. Main thread only.
+extension JobScheduler {
+    func status(_ jobID: String, id: RequestID?, from r: Requester) {
+        if let job = table[jobID] {
+            guard mayManage(jobID, of: job.clientUID, r, id) else { return }
+            r.sink.send { Response.ok(id: id, JobStatus.fields(job, includeResult: true), into: &$0) }
+        } else if let finished = journal?.finishedStatus(id: jobID) {
+            guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
+            r.sink.send { Response.ok(id: id, JobStatus.fields(finished), into: &$0) }
+        } else {
+            r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
+        }
+    }
+
+    /// Cancels a job that has not ended. One that has not started ends
+    /// `cancelled` now; a running one is stopped by its lane (an exec child:
+    /// SIGTERM, then SIGKILL after the action's grace period) and the reply
+    /// comes once it has ended, saying whether the cancel ended it.
+    func cancel(_ jobID: String, id: RequestID?, from r: Requester) {
+        guard let job = table[jobID] else {
+            if let finished = journal?.finishedStatus(id: jobID) {
+                guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
+                r.sink.send { Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state))], into: &$0) }
+            } else {
+                r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
+            }
+            return
+        }
+        guard mayManage(jobID, of: job.clientUID, r, id) else { return }
+        switch job.state {
+        case .ended:
+            r.sink.send { Self.writeCancelReply(job, cancelled: false, requestID: id, into: &$0) }
+        case .accepted, .forgotten:
+            preconditionFailure("job \(jobID) is \(job.state), which no request can see")
+        case .awaitingCommit, .delayed, .queued:
+            if job.claim.cancel() {
+                job.delayToken?.cancel()
+                job.cancelRequestedBy = r.owner.uid
+                end(job, .failure(ProtocolError(.cancelled, "job \(jobID) was cancelled by uid \(r.owner.uid) before it ran"),
+                                  result: .object([])))
+                r.sink.send { Self.writeCancelReply(job, cancelled: true, requestID: id, into: &$0) }
+                return
+            }
+            // Its lane started it already; it just has not said so yet.
+            cancelRunning(job, id: id, from: r)
+        case .running:
+            cancelRunning(job, id: id, from: r)
+        }
+    }
+
+    private func cancelRunning(_ job: Job, id: RequestID?, from r: Requester) {
+        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id)
+        guard job.cancelRequestedBy == nil else { return }
+        job.cancelRequestedBy = r.owner.uid
+        job.queue.cancelRunning(job, by: r.owner.uid)
+    }
+
+    /// Replies when the job ends, as a waited `submit` would; or, if
+    /// `timeoutMs` passes first, with its state then.
+    func wait(_ jobID: String, timeoutMs: Int64?, id: RequestID?, from r: Requester) {
+        guard let job = table[jobID] else {
+            if let finished = journal?.finishedStatus(id: jobID) {
+                guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
+                r.sink.send { Self.writeEndedReply(finished, requestID: id, into: &$0) }
+            } else {
+                r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
+            }
+            return
+        }
+        guard mayManage(jobID, of: job.clientUID, r, id) else { return }
+        if job.state.isEnded {
+            r.sink.send { JobReply.write(current: job, requestID: id, into: &$0) }
+            return
+        }
+        let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id)
+        guard let timeoutMs else { return }
+        let timer = LoopTimer(after: .milliseconds(timeoutMs)) { [unowned self] _ in
+            guard let waiter = waiters.take(serial: serial, of: jobID) else { return }
+            waiter.sink.settle { JobReply.write(current: job, requestID: waiter.requestID, into: &$0) }
+        }
+        waiters.setTimer(timer, serial: serial, on: jobID)
+        loop.add(timer, forMode: .common)
+    }
+
+    /// A waited submit's reply for a durable job that ended before a restart.
+    private static func writeEndedReply(_ finished: FinishedJob, requestID: RequestID?, into out: inout [UInt8]) {
+        var fields: [(String, JSON)] = [("job", .string(finished.id)), ("state", .string(finished.state))]
+        if let worker = finished.details?.worker { fields.append(("worker", .string(worker))) }
+        if let result = try? JSONParser.parse(Array(finished.resultJSON.utf8)) { fields.append(("result", result)) }
+        guard finished.state != JobState.completed.rawValue else { return Response.ok(id: requestID, fields, into: &out) }
+        let code = finished.details?.errorCode.flatMap(ErrorCode.init(rawValue:)) ?? .jobFailed
+        let error = ProtocolError(code, finished.details?.errorMessage ?? "job \(finished.id) ended \(finished.state)")
+        Response.error(id: requestID, error, fields, into: &out)
+    }
+
+    /// `jobs`: a page of the jobs the requester may see, oldest submission
+    /// first, filtered; `next_cursor` continues after the page. Paging by
+    /// submission order means a job that exists throughout is listed once,
+    /// however many jobs are submitted between pages.
+    func list(_ query: JobsQuery, id: RequestID?, from r: Requester) {
+        var after: UInt64?
+        if let cursor = query.cursor {
+            guard let sequence = decodeCursor(cursor) else {
+                r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one this run of loopd gave out; list again without it"), into: &$0) }
+                return
+            }
+            after = sequence
+        }
+        if let name = query.worker, queue(named: name) == nil {
+            r.sink.send { Response.error(id: id, ProtocolError(.unknownWorker, "no worker named \"\(name)\""), into: &$0) }
+            return
+        }
+        let now = monotonicNow()
+        let states = query.states.map(Set.init)
+        let (jobs, more) = table.page(after: after, limit: query.limit) { job in
+            JobOwner.mayManage(jobOf: job.clientUID, uid: r.owner.uid, daemonUID: daemonUID)
+                && (query.worker.map { job.worker.name == $0 } ?? true)
+                && (query.action.map { job.request.action == $0 } ?? true)
+                && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
+                && (states.map { $0.contains(job.visibleState(now: now)) } ?? true)
+        }
+        let next: JSON = more ? .string(encodeCursor(jobs[jobs.count - 1].sequence)) : .null
+        let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
+        r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
+    }
+
+    /// A cursor names this run of the daemon and a submission sequence, so
+    /// one from an earlier run is refused instead of paging wrongly.
+    private func encodeCursor(_ sequence: UInt64) -> String {
+        jobIDs.runPrefix + "/" + String(sequence, radix: 36)
+    }
+
+    private func decodeCursor(_ cursor: String) -> UInt64? {
+        let prefix = jobIDs.runPrefix + "/"
+        guard cursor.hasPrefix(prefix) else { return nil }
+        return UInt64(cursor.dropFirst(prefix.count), radix: 36)
+    }
+
+    /// Answers `forbidden` and returns false unless the requester may see
+    /// and cancel a job of `owner` (nil: unknown, from an old record).
+    private func mayManage(_ jobID: String, of owner: UInt32?, _ r: Requester, _ id: RequestID?) -> Bool {
+        if JobOwner.mayManage(jobOf: owner, uid: r.owner.uid, daemonUID: daemonUID) { return true }
+        r.sink.send { Response.error(id: id, ProtocolError(.forbidden, "job \"\(jobID)\" belongs to another user"), into: &$0) }
+        return false
+    }
+}

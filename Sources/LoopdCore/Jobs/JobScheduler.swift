@@ -1,0 +1,212 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// Who sent a request about jobs: where its reply goes and who it is.
+struct Requester {
+    let sink: ReplySink
+    let owner: JobOwner
+}
+
+/// The owner of every job's life: acceptance, the commit gate, placement,
+/// the hand-over to a worker's lane, the end, the replies it owes, and
+/// retention. Each change of a job's state goes through `move(_:to:)`.
+/// Main thread only (the loop blocks and timers that capture it run on the
+/// main loop); the lanes reach it through `LaneMailbox`.
+final class JobScheduler: @unchecked Sendable {
+    let loop: Loop
+    let log: DaemonLogger
+    /// The limits and allow lists in force (replaced by a reload).
+    var config: DaemonConfig
+    var actions: [String: any JobAction]
+    let gate: CommitGate?
+    let daemonUID: UInt32
+    /// Every worker's queue, in configuration order.
+    private(set) var queues: [WorkerQueue] = []
+    private var queuesByName: [String: WorkerQueue] = [:]
+    /// The queues `any` and `key` place on, in configuration order.
+    private var automatic: [WorkerQueue] = []
+    var table = JobTable(retainedCapacity: 100_000)
+    let waiters = JobWaiters()
+    var stats = Stats()
+    private(set) var mailbox: LaneMailbox!
+    private(set) var jobIDs: JobIDGenerator
+    private var nextSequence: UInt64 = 0
+    /// False once the daemon is stopping: submits are refused.
+    var isAccepting = true
+
+    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger) {
+        self.config = config
+        self.loop = loop
+        self.actions = actions
+        self.log = log
+        gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
+        daemonUID = currentUID()
+        jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
+        mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
+        gate?.install { [unowned self] in commitJournal() }
+    }
+
+    var journal: JobJournal? { gate?.journal }
+
+    /// Starts a worker and its lane.
+    func addWorker(_ config: DaemonConfig.Worker) {
+        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop)
+        queues.append(queue)
+        queuesByName[config.name] = queue
+        if config.placement == .auto { automatic.append(queue) }
+    }
+
+    func queue(named name: String) -> WorkerQueue? { queuesByName[name] }
+
+    var workers: [Worker] { queues.map(\.worker) }
+
+    // MARK: the life of a job
+
+    /// Moves `job` to `next`; the one place a job's state changes. A move
+    /// the life cycle does not allow is a bug: it traps in debug builds.
+    func move(_ job: Job, to next: Job.State) {
+        assert(job.state.allows(next), "job \(job.id) cannot go from \(job.state) to \(next)")
+        log(.debug, "job \(job.id): \(job.state) -> \(next)", [(.jobID, job.id)])
+        job.state = next
+    }
+
+    /// A `submit`: accepts the job and acknowledges it now (`wait: false`),
+    /// after its commit (durable), or when it ends (`wait`).
+    func submit(_ s: SubmitRequest, id: RequestID?, from r: Requester) {
+        let reply = s.wait ? ReplyAddress(sink: r.sink, requestID: id) : nil
+        let job: Job
+        do {
+            job = try accept(s, owner: r.owner, jobID: nil, submittedAt: unixMilliseconds(), reply: reply)
+        } catch {
+            r.sink.send { Response.error(id: id, error, into: &$0) }
+            return
+        }
+        reply?.sink.owe()
+        let ack = s.wait ? nil : ReplyAddress(sink: r.sink, requestID: id)
+        if s.durable {
+            hold(job, ack: ack)
+        } else if job.queue.heldForCommit > 0 {
+            // A durable job ahead of this one on the same worker waits for
+            // the commit: so does this one, or it would overtake it. It
+            // needs no journal, so it is acknowledged now and runs after
+            // the commit whether or not the commit succeeds.
+            hold(job, ack: nil)
+            if let ack { acknowledge(job, ack) }
+        } else {
+            handOver(job)
+            if let ack { acknowledge(job, ack) }
+        }
+    }
+
+    /// Checks and records a job; a durable one is appended to the journal.
+    @discardableResult
+    func accept(_ s: SubmitRequest, owner: JobOwner, jobID: String?, submittedAt: Int64,
+                reply: ReplyAddress? = nil) throws(ProtocolError) -> Job {
+        guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
+        guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
+        guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                             daemonUID: daemonUID) else {
+            throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
+        }
+        try action.validate(args: s.args)
+        let queue = try place(s.placement, modes: Job.loopModes(s.mode))
+        guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
+            throw ProtocolError(.queueFull, "worker \(queue.worker.name) has \(queue.outstanding) jobs queued, the limit")
+        }
+        if s.durable && gate == nil {
+            throw ProtocolError(.journalUnavailable, "the journal is not open")
+        }
+        nextSequence += 1
+        let job = Job(id: jobID ?? jobIDs.next(), sequence: nextSequence, request: s, action: action, queue: queue,
+                      owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
+        table.insert(job)
+        queue.outstanding += 1
+        stats.accepted += 1
+        if s.durable, jobID == nil, let gate {
+            gate.journal.appendSubmitted(DurableJob(job))
+            gate.arm()
+        }
+        return job
+    }
+
+    /// The worker a job goes to. `worker` names one (any placement
+    /// setting); `any` picks the least loaded automatic worker whose mode
+    /// runs the job now, else the least loaded automatic worker (where it
+    /// is held); `key` hashes over the automatic workers, so a key keeps
+    /// its worker across restarts while that list is unchanged.
+    func place(_ placement: Placement, modes: [Loop.Mode]?) throws(ProtocolError) -> WorkerQueue {
+        switch placement {
+        case .worker(let name):
+            guard let q = queuesByName[name] else { throw ProtocolError(.unknownWorker, "no worker named \"\(name)\"") }
+            return q
+        case .any:
+            var runsNow: WorkerQueue?
+            var leastLoaded = automatic[0]
+            for q in automatic {
+                if q.outstanding < leastLoaded.outstanding { leastLoaded = q }
+                if q.worker.admits(modes), runsNow.map({ q.outstanding < $0.outstanding }) ?? true { runsNow = q }
+            }
+            return runsNow ?? leastLoaded
+        case .key(let key):
+            return automatic[Int(fnv1a(key) % UInt64(automatic.count))]
+        }
+    }
+
+    /// Holds a job until the next journal commit.
+    private func hold(_ job: Job, ack: ReplyAddress?) {
+        guard let gate else { preconditionFailure("only a daemon with a journal holds jobs for a commit") }
+        move(job, to: .awaitingCommit)
+        job.queue.heldForCommit += 1
+        gate.hold(job, ack: ack)
+    }
+
+    /// Hands a job to its worker's lane (after its delay, if any).
+    func handOver(_ job: Job) {
+        if job.request.delayMs > 0 {
+            move(job, to: .delayed(until: monotonicNow() &+ UInt64(job.request.delayMs) * 1_000_000))
+        } else {
+            move(job, to: .queued)
+        }
+        job.queue.handOver(job)
+    }
+
+    /// Answers a submit that did not wait: the job's id and state.
+    func acknowledge(_ job: Job, _ ack: ReplyAddress) {
+        ack.sink.send { JobReply.write(current: job, requestID: ack.requestID, into: &$0) }
+    }
+
+    /// The `.beforeWaiting` commit: releases the jobs it covered, in
+    /// arrival order; if it failed, the durable ones among them fail
+    /// (`journal_unavailable`) and never run.
+    func commitJournal() {
+        guard let (released, failure) = gate?.commit() else { return }
+        for q in queues { q.heldForCommit = 0 }
+        for entry in released {
+            let job = entry.job
+            guard job.state == .awaitingCommit else {
+                // Cancelled while it waited: its acknowledgement says so.
+                if let ack = entry.ack { acknowledge(job, ack) }
+                continue
+            }
+            if let failure, job.request.durable {
+                let error = ProtocolError(.journalUnavailable, "the job could not be made durable: \(failure)")
+                if let ack = entry.ack { ack.sink.send { Response.error(id: ack.requestID, error, into: &$0) } }
+                end(job, .failure(error, result: .object([])), journaled: false)
+                continue
+            }
+            handOver(job)
+            if let ack = entry.ack { acknowledge(job, ack) }
+        }
+    }
+}
+
+/// FNV-1a: a stable hash (Swift's Hasher is seeded per process), so a key
+/// lands on the same worker across restarts.
+func fnv1a(_ s: String) -> UInt64 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in s.utf8 {
+        h ^= UInt64(b)
+        h = h &* 0x100_0000_01b3
+    }
+    return h
+}

@@ -1,0 +1,69 @@
+import LoopRuntime
+
+/// The main thread's side of one worker's jobs: the lane it hands them to,
+/// how many are outstanding, the hand-over being batched, and how many wait
+/// behind a journal commit. Main thread only (the block it queues on the
+/// main loop runs there).
+final class WorkerQueue: @unchecked Sendable {
+    let worker: Worker
+    let lane: JobLane
+    private let mainLoop: Loop
+    /// Jobs accepted for this worker and not ended.
+    var outstanding = 0
+    /// Jobs it ended other than by a cancel.
+    var finished = 0
+    /// Jobs for this worker waiting for the next journal commit. While a
+    /// durable job waits, later jobs for the same worker wait behind it, so
+    /// the worker still runs them in arrival order.
+    var heldForCommit = 0
+    /// Jobs handed over this pass, sent together (one block, one wake-up)
+    /// once the pass's requests are read; all share `batchModes`.
+    private var batch: [Job] = []
+    private var batchModes: [Loop.Mode]? = nil
+    private var batchFlushScheduled = false
+
+    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop) {
+        self.worker = worker
+        self.mainLoop = mainLoop
+        lane = JobLane(worker: worker, mailbox: mailbox, mainLoop: mainLoop)
+    }
+
+    /// Hands a job to the worker's lane, after its delay if it has one.
+    /// Jobs without a delay are batched: consecutive jobs of the same modes
+    /// travel in one block, so order and mode holding are as if each went alone.
+    func handOver(_ job: Job) {
+        let lane = self.lane
+        let modes = job.modes ?? [.common]
+        if job.request.delayMs > 0 {
+            sendBatch()
+            job.delayToken = worker.thread.perform(afterDelay: .milliseconds(job.request.delayMs), modes: modes) {
+                lane.arrive([job])
+            }
+            return
+        }
+        if !batch.isEmpty && batchModes != modes { sendBatch() }
+        batch.append(job)
+        batchModes = modes
+        if !batchFlushScheduled {
+            batchFlushScheduled = true
+            mainLoop.perform(inModes: [.common]) { [self] in
+                batchFlushScheduled = false
+                sendBatch()
+            }
+        }
+    }
+
+    /// Asks the lane to stop `job` if it is running.
+    func cancelRunning(_ job: Job, by uid: UInt32) {
+        let lane = self.lane
+        worker.thread.perform(modes: [.common]) { lane.cancelRunning(job, by: uid) }
+    }
+
+    /// Sends the pending batch to the worker's loop.
+    private func sendBatch() {
+        guard !batch.isEmpty else { return }
+        let jobs = batch, lane = self.lane
+        batch = []
+        worker.thread.perform(modes: batchModes) { lane.arrive(jobs) }
+    }
+}
