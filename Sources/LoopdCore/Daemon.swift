@@ -76,12 +76,14 @@ public final class Daemon: @unchecked Sendable {
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)
-        server.startStatusReports()
-        if let interval = watchdogInterval() { server.startWatchdog(interval: interval) }
+        server.monitor.startStatusReports()
+        if let interval = watchdogInterval() {
+            server.monitor.startWatchdog(interval: interval, stallThreshold: .milliseconds(config.server.stallThresholdMs))
+        }
         let signals = handleSignals ? installSignals(loop, server) : nil
 
         log(.notice, "loopd ready: \(server.workers.count) workers, socket \(boundPath ?? "from systemd")", id: .ready)
-        notifier.ready(status: server.statusLine())
+        notifier.ready(status: server.monitor.statusLine())
         ready.leave()
 
         while server.state != Server.State.stopped {
@@ -127,7 +129,7 @@ public final class Daemon: @unchecked Sendable {
     /// can change while running.
     private func reload(_ server: Server) {
         server.notifier.reloading()
-        defer { server.notifier.ready(status: server.statusLine()) }
+        defer { server.notifier.ready(status: server.monitor.statusLine()) }
         guard let configPath else {
             log(.warning, "SIGHUP: no configuration file to re-read", id: .reloadFailed)
             return

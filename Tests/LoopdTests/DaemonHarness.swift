@@ -12,7 +12,8 @@ final class RunningDaemon: @unchecked Sendable {
     private let thread: Thread
     private let done = DispatchSemaphore(value: 0)
 
-    init(configure: (inout DaemonConfig) -> Void = { _ in }, register: (Daemon) -> Void = { _ in }) {
+    init(configure: (inout DaemonConfig) -> Void = { _ in }, register: (Daemon) -> Void = { _ in },
+         log: DaemonLogger = .silent) {
         directory = makeTempDirectory()
         socketPath = directory + "/loopd.sock"
         var config = DaemonConfig()
@@ -21,7 +22,7 @@ final class RunningDaemon: @unchecked Sendable {
         config.journal.fsync = false
         config.workers = [.init(name: "w1"), .init(name: "w2")]
         configure(&config)
-        let daemon = Daemon(config: config)
+        let daemon = Daemon(config: config, log: log)
         register(daemon)
         self.daemon = daemon
         let done = self.done
@@ -83,6 +84,9 @@ final class TestClient {
     }
 
     deinit { close(fd) }
+
+    /// Leaves as a vanished client does: both directions shut, nothing more read.
+    func hangUp() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 
     func send(raw bytes: [UInt8]) {
         var off = 0

@@ -145,4 +145,17 @@ enum UnixSocket {
             }
         }
     }
+
+    /// Whether the peer of a connected socket has closed it entirely (both
+    /// directions: `close`, not a `shutdown(SHUT_WR)` that still reads
+    /// replies), by a poll(2) that does not wait. Seen after end of file:
+    /// there is then nobody left to answer.
+    static func peerHasClosed(_ fd: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while true {
+            let n = poll(&p, 1, 0)
+            if n >= 0 { return n == 1 && p.revents & Int16(POLLHUP | POLLERR) != 0 }
+            guard errno == EINTR else { return false }
+        }
+    }
 }

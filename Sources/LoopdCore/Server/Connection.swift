@@ -88,7 +88,11 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
             case .wouldBlock:
                 return
             case .endOfFile:
-                stopReading()
+                // A peer that closed entirely can read no reply: close now,
+                // dropping what is owed to it (its `wait`s cost nothing
+                // more). One that only shut its writing side still gets
+                // every reply in flight.
+                if UnixSocket.peerHasClosed(fd) { close() } else { stopReading() }
                 return
             case .failed:
                 close()

@@ -9,8 +9,9 @@ final class Server: @unchecked Sendable {
     var config: DaemonConfig
     let loop: Loop
     let log: DaemonLogger
-    let notifier: Notifier
     let scheduler: JobScheduler
+    /// STATUS=, the watchdog and the other notifications to systemd.
+    let monitor: ServiceMonitor
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
     var listener: Listener?
@@ -19,10 +20,6 @@ final class Server: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var flushQueue: [Connection] = []
     private var flushScheduled = false
-    /// The STATUS= text last sent.
-    var lastStatus = ""
-    /// Workers whose current stall was logged already.
-    var stallsReported: Set<String> = []
 
     enum State { case running, draining, stopped }
 
@@ -33,11 +30,12 @@ final class Server: @unchecked Sendable {
         var log = log
         log.holdJobEnds(until: loop)
         self.log = log
-        self.notifier = notifier
         scheduler = JobScheduler(config: config, loop: loop, actions: actions, journal: journal, log: log)
+        monitor = ServiceMonitor(notifier: notifier, scheduler: scheduler, loop: loop, log: log)
     }
 
     var workers: [Worker] { scheduler.workers }
+    var notifier: Notifier { monitor.notifier }
 
     /// Starts the workers; each returns once its loop runs.
     func startWorkers() {
