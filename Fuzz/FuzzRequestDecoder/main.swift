@@ -69,6 +69,15 @@ private func encode(_ request: Request) -> String {
     case .cancel(let job): members += [("op", "cancel"), ("job", .string(job))]
     case .inspect(let worker): members += [("op", "inspect"), ("worker", .string(worker))]
     case .mode(let worker, let mode): members += [("op", "mode"), ("worker", .string(worker)), ("mode", .string(mode))]
+    case .wait(let job, let timeoutMs):
+        members += [("op", "wait"), ("job", .string(job)), ("timeout_ms", timeoutMs.map { .integer($0) } ?? .null)]
+    case .jobs(let q):
+        members.append(("op", "jobs"))
+        members.append(("state", q.states.map { .array($0.map { .string($0.rawValue) }) } ?? .null))
+        members.append(("worker", q.worker.map { .string($0) } ?? .null))
+        members.append(("action", q.action.map { .string($0) } ?? .null))
+        members.append(("since", q.submittedSinceUnixMs.map { .string(Timestamp.format(unixMilliseconds: $0)) } ?? .null))
+        members += [("limit", .integer(Int64(q.limit))), ("cursor", q.cursor.map { .string($0) } ?? .null)]
     case .submit(let s):
         members += [("op", "submit"), ("action", .string(s.action)), ("args", .array(s.args.map { .string($0) }))]
         switch s.placement {

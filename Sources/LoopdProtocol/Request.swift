@@ -57,6 +57,10 @@ public enum Operation: Sendable, Equatable {
     case inspect(worker: String)
     case mode(worker: String, mode: String)
     case stats
+    /// Lists jobs, oldest submission first, a page at a time.
+    case jobs(JobsQuery)
+    /// Replies when the job has ended, or once `timeoutMs` have passed.
+    case wait(job: String, timeoutMs: Int64?)
 }
 
 /// A parsed request line.

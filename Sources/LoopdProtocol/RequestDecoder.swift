@@ -4,6 +4,8 @@ public enum RequestLimits {
     public static let maxDelayMs: Int64 = 86_400_000
     /// The longest timeout a job may ask for: one day.
     public static let maxTimeoutMs: Int64 = 86_400_000
+    /// The longest a `wait` may wait: one day.
+    public static let maxWaitMs: Int64 = 86_400_000
     /// At most this many arguments.
     public static let maxArgs = 256
     /// Names (actions, workers, modes, keys, job ids) are at most this long.
@@ -75,6 +77,10 @@ public enum RequestDecoder {
         case "inspect": result = .inspect(worker: try fields.requiredName("worker"))
         case "mode": result = .mode(worker: try fields.requiredName("worker"), mode: try fields.requiredName("mode"))
         case "submit": result = .submit(try submit(&fields))
+        case "jobs": result = .jobs(try jobs(&fields))
+        case "wait":
+            result = .wait(job: try fields.requiredName("job"),
+                           timeoutMs: try fields.optionalInteger("timeout_ms", in: 1...RequestLimits.maxWaitMs))
         default: throw ProtocolError(.unknownOp, "unknown op \"\(op)\"")
         }
         try fields.rejectUnknown(op: op)

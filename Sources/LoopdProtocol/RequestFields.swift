@@ -24,6 +24,18 @@ struct RequestFields {
         return s
     }
 
+    mutating func optionalString(_ key: String) throws(ProtocolError) -> String? {
+        guard let v = take(key) else { return nil }
+        guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }
+        return s
+    }
+
+    /// The member `key` as it is (nil when absent or null), for values of
+    /// more than one shape.
+    mutating func optionalValue(_ key: String) -> JSON? {
+        take(key)
+    }
+
     mutating func requiredName(_ key: String) throws(ProtocolError) -> String {
         let s = try requiredString(key)
         try checkName(key, s)
