@@ -24,7 +24,7 @@ extension ClientCommand {
     /// Runs the command against the real process.
     public func run() throws {
         let status = perform(in: .process)
-        if status != .ok { throw ExitCode(status.rawValue) }
+        if status != .ok { throw ExitCode(status.code) }
     }
 
     /// One request, one reply.
@@ -70,9 +70,9 @@ public struct CommandOutput: Sendable, Equatable {
     }
 
     /// The generic answer to an `ok:false` reply: its code and message on
-    /// stderr, exit status 1.
+    /// stderr, exit status 5.
     public static func refused(_ reply: Reply) -> CommandOutput {
-        CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .failed)
+        CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .refused)
     }
 
     /// The answer to a conversation that produced no reply: what went

@@ -79,7 +79,7 @@ struct LoopctlArgumentTests {
         }
         let captured = Captured()
         _ = Loopctl.execute(["--help"], in: captured.context())
-        for code in ["0  success", "1  the job failed", "2  usage error", "3  cannot connect", "4  protocol error"] {
+        for code in ["0      success", "1      the job failed", "2      usage error", "3      cannot connect", "4      no reply"] {
             #expect(captured.out.contains(code), "help lacks \(code)")
         }
     }
@@ -88,7 +88,7 @@ struct LoopctlArgumentTests {
     func globalOptionsEverywhere() throws {
         for arguments in [
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
-            ["mode", "w1", "m"], ["stats"], ["ping"],
+            ["mode", "w1", "m"], ["stats"], ["ping"], ["wait", "j1"],
         ] {
             let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
             let client = try #require(command as? any ClientCommand)
@@ -128,12 +128,16 @@ struct LoopctlRequestTests {
             requestLine(parse(["mode", "w1", "maintenance"]) as ModeCommand),
             requestLine(parse(["stats"]) as StatsCommand),
             requestLine(parse(["ping"]) as PingCommand),
+            requestLine(parse(["wait", "j-1"]) as WaitCommand),
+            requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
         ]
         let expected: [LoopdProtocol.Operation] = [
             .submit(SubmitRequest(action: "echo", args: ["-n"], placement: .key("k"), wait: false, delayMs: 5, timeoutMs: 9, mode: "m", durable: true)),
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
             .mode(worker: "w1", mode: "maintenance"), .stats, .ping,
+            .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250),
         ]
+        #expect(lines.count == expected.count)
         for (line, operation) in zip(lines, expected) {
             #expect(try RequestDecoder.decode(Array(line.utf8)).get() == Request(id: .integer(1), operation: operation), "\(line)")
         }
@@ -181,21 +185,21 @@ struct LoopctlFormattingTests {
         #expect(out.status == .ok)
     }
 
-    @Test("a failed job prints its output, then its error code, and exits 1")
+    @Test("a timed-out job prints its output, then its error code, and exits 124")
     func submitFailed() throws {
         let submit: SubmitCommand = try parse(["submit", "ls"])
-        let out = try human(submit, #"{"id":1,"ok":false,"job":"j9","state":"failed","worker":"w1","error":{"code":"timeout","message":"ran past 100 ms"},"result":{"exit_code":null,"signal":15,"stdout":"partial","stderr":"","stdout_truncated":false,"stderr_truncated":false}}"#)
+        let out = try human(submit, #"{"id":1,"ok":false,"job":"j9","state":"timed_out","worker":"w1","error":{"code":"timeout","message":"ran past 100 ms"},"result":{"exit_code":null,"signal":15,"stdout":"partial","stderr":"","stdout_truncated":false,"stderr_truncated":false}}"#)
         #expect(out.standardOutput == "partial")
-        #expect(out.diagnostic == "loopctl: job j9 failed: timeout: ran past 100 ms")
-        #expect(out.status == .failed)
+        #expect(out.diagnostic == "loopctl: job j9 timed_out: timeout: ran past 100 ms")
+        #expect(out.status == .jobTimedOut)
     }
 
-    @Test("submit --no-wait prints the job id alone; a refusal prints its code and exits 1")
+    @Test("submit --no-wait prints the job id alone; a refusal prints its code and exits 5")
     func submitNoWaitAndRefusal() throws {
         let submit: SubmitCommand = try parse(["submit", "--no-wait", "noop"])
         #expect(try human(submit, #"{"id":1,"ok":true,"job":"j-42","state":"queued","worker":"w1"}"#) == CommandOutput(standardOutput: "j-42\n"))
         let refused = try human(submit, #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker \"w9\""}}"#)
-        #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .failed))
+        #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .refused))
     }
 
     @Test("workers: a neat table, running job or -, stalled with its duration")
@@ -257,10 +261,10 @@ struct LoopctlFormattingTests {
 
         let cancel: CancelCommand = try parse(["cancel", "j5"])
         #expect(try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":true,"state":"cancelled"}"#) == CommandOutput(standardOutput: "cancelled j5\n"))
-        let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"running"}"#)
-        #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is running", status: .failed))
+        let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"completed"}"#)
+        #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is completed", status: .refused))
         let unknown = try human(cancel, #"{"id":1,"ok":false,"error":{"code":"unknown_job","message":"no job j5"}}"#)
-        #expect(unknown.status == .failed && unknown.diagnostic == "loopctl: unknown_job: no job j5")
+        #expect(unknown.status == .refused && unknown.diagnostic == "loopctl: unknown_job: no job j5")
     }
 
     @Test("an ok reply without its op's required field is a protocol error")
@@ -294,7 +298,7 @@ struct LoopctlEndToEndTests {
         #expect(seen.all == [#"{"id":1,"op":"submit","action":"echo","args":["-n","hi"],"worker":"w1"}"#])
     }
 
-    @Test("--json prints the raw reply line; LOOPD_SOCKET is used without --socket; refusal exits 1")
+    @Test("--json prints the raw reply line; LOOPD_SOCKET is used without --socket; refusal exits 5")
     func jsonAndEnvironment() throws {
         let server = try FakeServer { request, _ in
             if request.contains(#""op":"ping""#) {
@@ -309,7 +313,7 @@ struct LoopctlEndToEndTests {
         #expect(ping.out == #"{"id":1,"ok":true,"pid":7,"version":"0.1.0"}"# + "\n")
 
         let refused = Captured()
-        #expect(Loopctl.execute(["inspect", "--json", "--socket", server.path, "w9"], in: refused.context()) == .failed)
+        #expect(Loopctl.execute(["inspect", "--json", "--socket", server.path, "w9"], in: refused.context()) == .refused)
         #expect(refused.out == #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker w9"}}"# + "\n")
         #expect(refused.err == "loopctl: unknown_worker: no worker w9\n")
     }
@@ -344,18 +348,18 @@ struct LoopctlEndToEndTests {
         }
         defer { server.stop() }
         let captured = Captured()
-        #expect(Loopctl.execute(["stats", "--socket", server.path], in: captured.context()) == .failed)
+        #expect(Loopctl.execute(["stats", "--socket", server.path], in: captured.context()) == .refused)
         #expect(captured.err == "loopctl: too_large: line over 65536 bytes\n")
     }
 
-    @Test("a connection refused with busy before the request is read: the code is shown, exit 1")
+    @Test("a connection refused with busy before the request is read: the code is shown, exit 5")
     func refusedConnection() throws {
         let server = try FakeServer(refusal: #"{"id":null,"ok":false,"error":{"code":"busy","message":"too many connections"}}"#) { _, _ in .close }
         defer { server.stop() }
         // Several rounds: the close may come before or after loopctl writes.
         for _ in 0..<20 {
             let captured = Captured()
-            #expect(Loopctl.execute(["submit", "--socket", server.path, "noop"], in: captured.context()) == .failed)
+            #expect(Loopctl.execute(["submit", "--socket", server.path, "noop"], in: captured.context()) == .refused)
             #expect(captured.err == "loopctl: busy: too many connections\n")
         }
     }
