@@ -72,10 +72,12 @@ private func encode(_ request: Request) -> String {
     case .wait(let job, let timeoutMs):
         members += [("op", "wait"), ("job", .string(job)), ("timeout_ms", timeoutMs.map { .integer($0) } ?? .null)]
     case .jobs(let q):
-        members += [("op", "jobs"), ("state", q.states.map { .array($0.map { .string($0.rawValue) }) } ?? .null),
-                    ("worker", q.worker.map { .string($0) } ?? .null), ("action", q.action.map { .string($0) } ?? .null),
-                    ("since", q.submittedSinceUnixMs.map { .string(Timestamp.format(unixMilliseconds: $0)) } ?? .null),
-                    ("limit", .integer(Int64(q.limit))), ("cursor", q.cursor.map { .string($0) } ?? .null)]
+        members.append(("op", "jobs"))
+        members.append(("state", q.states.map { .array($0.map { .string($0.rawValue) }) } ?? .null))
+        members.append(("worker", q.worker.map { .string($0) } ?? .null))
+        members.append(("action", q.action.map { .string($0) } ?? .null))
+        members.append(("since", q.submittedSinceUnixMs.map { .string(Timestamp.format(unixMilliseconds: $0)) } ?? .null))
+        members += [("limit", .integer(Int64(q.limit))), ("cursor", q.cursor.map { .string($0) } ?? .null)]
     case .submit(let s):
         members += [("op", "submit"), ("action", .string(s.action)), ("args", .array(s.args.map { .string($0) }))]
         switch s.placement {

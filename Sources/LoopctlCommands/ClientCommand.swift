@@ -1,10 +1,10 @@
 import ArgumentParser
 import LoopdProtocol
 
-/// A subcommand that is one request and one reply: it builds the request
-/// from its arguments and turns the reply into output and an exit status.
-/// Connecting, sending, `--json` and the failure exit codes are shared, so
-/// every subcommand behaves the same way.
+/// A subcommand that talks to the daemon: usually one request and one
+/// reply, which it builds from its arguments and turns into output and an
+/// exit status. Connecting, sending, `--json` and the failure exit codes
+/// are shared, so every subcommand behaves the same way.
 public protocol ClientCommand: ParsableCommand {
     /// `--socket` and `--json`.
     var connection: ConnectionOptions { get }
@@ -13,31 +13,36 @@ public protocol ClientCommand: ParsableCommand {
     /// What to print for `reply`, and the exit status. Throws
     /// `ClientError.protocol` when an `ok` reply lacks a field it must have.
     func render(_ reply: Reply) throws(ClientError) -> CommandOutput
+    /// The whole conversation on a connected client, and what to print.
+    /// The default sends `requestFields` once and renders the reply (or, with
+    /// `--json`, prints it as it came); a command of several requests
+    /// (`jobs --all`) has its own.
+    func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput
 }
 
 extension ClientCommand {
     /// Runs the command against the real process.
     public func run() throws {
         let status = perform(in: .process)
-        if status != .ok { throw ExitCode(status.rawValue) }
+        if status != .ok { throw ExitCode(status.code) }
     }
 
-    /// Connects, sends the request, waits for its reply and prints it.
+    /// One request, one reply.
+    public func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput {
+        let reply = try client.call(requestFields)
+        return connection.json ? try render(reply).json(reply) : try render(reply)
+    }
+
+    /// Connects, runs the conversation and prints its output.
     public func perform(in context: CommandContext) -> ExitStatus {
         let path = connection.socketPath(in: context)
         let output: CommandOutput
         do {
             let client = try LoopdClient(path: path)
             defer { client.close() }
-            let reply = try client.call(requestFields)
-            output = connection.json ? try render(reply).json(reply) : try render(reply)
+            output = try converse(with: client, in: context)
         } catch {
-            var message = "loopctl: \(error.description)\n"
-            if case .cannotConnect = error {
-                message += "loopctl: is loopd running? Point at its socket with --socket or \(SocketPath.environmentVariable).\n"
-            }
-            context.standardError(message)
-            return ExitStatus(error)
+            output = .failure(error)
         }
         output.write(to: context)
         return output.status
@@ -50,8 +55,8 @@ public struct CommandOutput: Sendable, Equatable {
     public var standardOutput = ""
     /// Text for stderr that is part of the result (an exec job's stderr).
     public var standardError = ""
-    /// One line saying why the status is not 0 ("loopctl: job j1 failed: …"),
-    /// printed on stderr in human and `--json` mode alike.
+    /// Why the status is not 0 ("loopctl: job j1 failed: …"), printed on
+    /// stderr in human and `--json` mode alike.
     public var diagnostic: String?
     /// The exit status.
     public var status: ExitStatus = .ok
@@ -65,9 +70,19 @@ public struct CommandOutput: Sendable, Equatable {
     }
 
     /// The generic answer to an `ok:false` reply: its code and message on
-    /// stderr, exit status 1.
+    /// stderr, exit status 5.
     public static func refused(_ reply: Reply) -> CommandOutput {
-        CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .failed)
+        CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .refused)
+    }
+
+    /// The answer to a conversation that produced no reply: what went
+    /// wrong (and, when nothing listens, where to point loopctl), exit 3 or 4.
+    public static func failure(_ error: ClientError) -> CommandOutput {
+        var message = "loopctl: \(error.description)"
+        if case .cannotConnect = error {
+            message += "\nloopctl: is loopd running? Point at its socket with --socket or \(SocketPath.environmentVariable)."
+        }
+        return CommandOutput(diagnostic: message, status: ExitStatus(error))
     }
 
     /// The `--json` form: the reply line as it came, with the same status

@@ -1,7 +1,7 @@
 /// What a command may touch of its process: the environment, the file
-/// system's "does this exist", and its two output streams. Commands take it
-/// as a parameter so tests can run them in-process with a fake environment
-/// and captured output.
+/// system's "does this exist", its two output streams and the wall clock.
+/// Commands take it as a parameter so tests can run them in-process with a
+/// fake environment, captured output and a fixed time.
 public struct CommandContext {
     /// Reads an environment variable.
     public var environment: (String) -> String?
@@ -11,14 +11,20 @@ public struct CommandContext {
     public var standardOutput: (String) -> Void
     /// Writes text, verbatim, to standard error.
     public var standardError: (String) -> Void
+    /// The current time in Unix milliseconds (for times relative to now,
+    /// such as `jobs --since 10m`).
+    public var currentTimeUnixMs: () -> Int64
 
-    /// Creates a context from its four seams.
+    /// Creates a context from its seams; the clock is the real one unless
+    /// given.
     public init(environment: @escaping (String) -> String?, fileExists: @escaping (String) -> Bool,
-                standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void) {
+                standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void,
+                currentTimeUnixMs: (() -> Int64)? = nil) {
         self.environment = environment
         self.fileExists = fileExists
         self.standardOutput = standardOutput
         self.standardError = standardError
+        self.currentTimeUnixMs = currentTimeUnixMs ?? UnixSocket.currentTimeUnixMs
     }
 
     /// The real process: its environment, file system, fd 1 and fd 2.

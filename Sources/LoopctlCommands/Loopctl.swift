@@ -5,27 +5,17 @@ public struct Loopctl: ParsableCommand {
     /// The subcommand's name and help text.
     public static let configuration = CommandConfiguration(
         commandName: "loopctl",
-        abstract: "Talk to loopd: submit jobs, inspect workers, switch modes.",
+        abstract: "Talk to loopd: submit jobs and wait for them, inspect workers, switch modes.",
         discussion: """
             The daemon's socket is --socket PATH, else $LOOPD_SOCKET, else \
             ./loopd.sock if it exists, else /run/loopd.sock. Every \
             subcommand prints human output; --json prints the daemon's raw reply \
             line instead (the exit code is the same).
-
-            Exit codes:
-              0  success (for submit: the job completed)
-              1  the job failed, timed out or was cancelled, or the daemon
-                 refused the operation; the error code is printed on stderr
-              2  usage error (bad arguments)
-              3  cannot connect to the daemon
-              4  protocol error, or the daemon closed the connection
-
-            The protocol itself is documented in docs/PROTOCOL.md.
-            """,
+            """ + "\n\n" + ExitStatus.helpText + "\n\n" + "The protocol itself is documented in docs/PROTOCOL.md.",
         version: "0.1.0",
         subcommands: [
-            SubmitCommand.self, StatusCommand.self, CancelCommand.self, WorkersCommand.self,
-            InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,
+            SubmitCommand.self, WaitCommand.self, StatusCommand.self, CancelCommand.self,
+            WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,
         ])
 
     /// Creates the command with its defaults (ArgumentParser fills in the rest).
@@ -34,7 +24,7 @@ public struct Loopctl: ParsableCommand {
     /// Runs loopctl with the process's arguments and exits with its status.
     /// Replaces ArgumentParser's `main()` so usage errors exit 2, not 64.
     public static func main() {
-        UnixSocket.exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).rawValue)
+        UnixSocket.exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).code)
     }
 
     /// Parses `arguments` (without the program name), runs the command in
@@ -70,7 +60,6 @@ public struct Loopctl: ParsableCommand {
             return .ok
         }
         context.standardError(message.isEmpty ? "" : message + "\n")
-        if let known = ExitStatus(rawValue: code.rawValue), known != .ok { return known }
         return .usage
     }
 }

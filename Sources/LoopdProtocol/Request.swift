@@ -57,7 +57,9 @@ public enum Operation: Sendable, Equatable {
     case inspect(worker: String)
     case mode(worker: String, mode: String)
     case stats
+    /// Lists jobs, oldest submission first, a page at a time.
     case jobs(JobsQuery)
+    /// Replies when the job has ended, or once `timeoutMs` have passed.
     case wait(job: String, timeoutMs: Int64?)
 }
 
@@ -69,35 +71,5 @@ public struct Request: Sendable, Equatable {
     public init(id: RequestID?, operation: Operation) {
         self.id = id
         self.operation = operation
-    }
-}
-
-/// The filters and page of a `jobs` request.
-public struct JobsQuery: Sendable, Equatable {
-    /// The page size when none is asked for.
-    public static let defaultLimit = 100
-    /// The largest page.
-    public static let maxLimit = 1000
-    /// Only jobs in one of these states; nil: every state.
-    public var states: [JobState]?
-    /// Only jobs placed on this worker.
-    public var worker: String?
-    /// Only jobs of this action.
-    public var action: String?
-    /// Only jobs submitted at or after this time (Unix milliseconds).
-    public var submittedSinceUnixMs: Int64?
-    /// At most this many jobs in the reply.
-    public var limit: Int
-    /// Where the previous page ended (its reply's `next_cursor`).
-    public var cursor: String?
-
-    public init(states: [JobState]? = nil, worker: String? = nil, action: String? = nil,
-                submittedSinceUnixMs: Int64? = nil, limit: Int = JobsQuery.defaultLimit, cursor: String? = nil) {
-        self.states = states
-        self.worker = worker
-        self.action = action
-        self.submittedSinceUnixMs = submittedSinceUnixMs
-        self.limit = limit
-        self.cursor = cursor
     }
 }

@@ -6,6 +6,10 @@
 /// place. For a line it does accept, it returns exactly the `Request` the
 /// generic decoder returns (the fuzz target and `OnePassDecoderTests`
 /// compare the two).
+///
+/// `jobs` and `wait` are not read here: they are not the hot path, so their
+/// lines always go to the generic decoder (an op this file does not know
+/// gets nil like any other line it cannot read).
 extension RequestDecoder {
     /// The members a request may have; each is read once.
     private enum Member: UInt16 {

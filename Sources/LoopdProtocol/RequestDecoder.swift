@@ -4,6 +4,8 @@ public enum RequestLimits {
     public static let maxDelayMs: Int64 = 86_400_000
     /// The longest timeout a job may ask for: one day.
     public static let maxTimeoutMs: Int64 = 86_400_000
+    /// The longest a `wait` may wait: one day.
+    public static let maxWaitMs: Int64 = 86_400_000
     /// At most this many arguments.
     public static let maxArgs = 256
     /// Names (actions, workers, modes, keys, job ids) are at most this long.
@@ -63,7 +65,7 @@ public enum RequestDecoder {
     }
 
     private static func operation(_ members: [(String, JSON)]) throws(ProtocolError) -> Operation {
-        var fields = Fields(members)
+        var fields = RequestFields(members)
         let op = try fields.requiredString("op")
         let result: Operation
         switch op {
@@ -75,13 +77,17 @@ public enum RequestDecoder {
         case "inspect": result = .inspect(worker: try fields.requiredName("worker"))
         case "mode": result = .mode(worker: try fields.requiredName("worker"), mode: try fields.requiredName("mode"))
         case "submit": result = .submit(try submit(&fields))
+        case "jobs": result = .jobs(try jobs(&fields))
+        case "wait":
+            result = .wait(job: try fields.requiredName("job"),
+                           timeoutMs: try fields.optionalInteger("timeout_ms", in: 1...RequestLimits.maxWaitMs))
         default: throw ProtocolError(.unknownOp, "unknown op \"\(op)\"")
         }
         try fields.rejectUnknown(op: op)
         return result
     }
 
-    private static func submit(_ f: inout Fields) throws(ProtocolError) -> SubmitRequest {
+    private static func submit(_ f: inout RequestFields) throws(ProtocolError) -> SubmitRequest {
         var s = SubmitRequest(action: try f.requiredName("action"))
         if let args = try f.optionalArray("args") {
             guard args.count <= RequestLimits.maxArgs else {
@@ -111,78 +117,5 @@ public enum RequestDecoder {
         s.timeoutMs = try f.optionalInteger("timeout_ms", in: 1...RequestLimits.maxTimeoutMs)
         s.mode = try f.optionalName("mode")
         return s
-    }
-}
-
-/// Typed access to a request's members that remembers which were read.
-private struct Fields {
-    private let members: [(String, JSON)]
-    /// Which members were read, by index (requests have a handful of
-    /// members; more than 64 cannot all be known fields anyway).
-    private var used: UInt64 = 0
-
-    init(_ members: [(String, JSON)]) {
-        self.members = members
-        if let i = members.firstIndex(where: { $0.0 == "id" }), i < 64 { used |= 1 << UInt64(i) }
-    }
-
-    private mutating func take(_ key: String) -> JSON? {
-        guard let i = members.firstIndex(where: { $0.0 == key }) else { return nil }
-        if i < 64 { used |= 1 << UInt64(i) }
-        let v = members[i].1
-        if case .null = v { return nil }
-        return v
-    }
-
-    mutating func requiredString(_ key: String) throws(ProtocolError) -> String {
-        guard let v = take(key) else { throw ProtocolError(.badRequest, "missing \"\(key)\"") }
-        guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }
-        return s
-    }
-
-    mutating func requiredName(_ key: String) throws(ProtocolError) -> String {
-        let s = try requiredString(key)
-        try checkName(key, s)
-        return s
-    }
-
-    mutating func optionalName(_ key: String) throws(ProtocolError) -> String? {
-        guard let v = take(key) else { return nil }
-        guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }
-        try checkName(key, s)
-        return s
-    }
-
-    private func checkName(_ key: String, _ s: String) throws(ProtocolError) {
-        guard !s.isEmpty, s.utf8.count <= RequestLimits.maxNameLength, !s.utf8.contains(0) else {
-            throw ProtocolError(.badRequest, "\"\(key)\" must be 1 to \(RequestLimits.maxNameLength) bytes without NUL")
-        }
-    }
-
-    mutating func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
-        guard let v = take(key) else { return nil }
-        guard let b = v.boolValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be true or false, not \(v.typeName)") }
-        return b
-    }
-
-    mutating func optionalInteger(_ key: String, in range: ClosedRange<Int64>) throws(ProtocolError) -> Int64? {
-        guard let v = take(key) else { return nil }
-        guard let n = v.integerValue else {
-            throw ProtocolError(.badRequest, "\"\(key)\" must be an integer, not \(v.typeName == "number" ? "a fraction or a number this large" : v.typeName)")
-        }
-        guard range.contains(n) else { throw ProtocolError(.badRequest, "\"\(key)\" must be in \(range.lowerBound)...\(range.upperBound), not \(n)") }
-        return n
-    }
-
-    mutating func optionalArray(_ key: String) throws(ProtocolError) -> [JSON]? {
-        guard let v = take(key) else { return nil }
-        guard let a = v.arrayValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be an array, not \(v.typeName)") }
-        return a
-    }
-
-    func rejectUnknown(op: String) throws(ProtocolError) {
-        for (i, member) in members.enumerated() where i >= 64 || used & (1 << UInt64(i)) == 0 {
-            throw ProtocolError(.badRequest, "unknown field \"\(member.0)\" for op \"\(op)\"")
-        }
     }
 }

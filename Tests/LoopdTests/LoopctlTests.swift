@@ -10,158 +10,6 @@ import Glibc
 // loopctl against canned replies and a fake server. The real daemon's
 // round trips live in the daemon's own tests.
 
-// MARK: - Helpers
-
-/// Collects what a command prints.
-private final class Captured {
-    var out = ""
-    var err = ""
-
-    func context(environment: [String: String] = [:], existing: Set<String> = []) -> CommandContext {
-        CommandContext(
-            environment: { environment[$0] },
-            fileExists: { existing.contains($0) },
-            standardOutput: { self.out += $0 },
-            standardError: { self.err += $0 })
-    }
-}
-
-/// Parses a loopctl command line into its subcommand.
-private func parse<C: ClientCommand>(_ arguments: [String], as: C.Type = C.self) throws -> C {
-    let command = try Loopctl.parseAsRoot(arguments)
-    return try #require(command as? C, "parsed as \(type(of: command))")
-}
-
-/// The request line a command would send as request 1.
-private func requestLine(_ command: some ClientCommand) -> String {
-    JSON.object([("id", 1)] + command.requestFields).serialized()
-}
-
-/// Renders a canned reply line as `command` would, in human mode.
-private func human(_ command: some ClientCommand, _ line: String) throws -> CommandOutput {
-    try command.render(Reply(line: line))
-}
-
-/// Request lines the fake daemon saw, from its thread.
-private final class SeenLines: @unchecked Sendable {
-    private let lock = NSLock()  // guards `lines`
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
-}
-
-/// A short unique socket path (sun_path holds 108 bytes).
-private func temporarySocketPath() -> String {
-    "/tmp/loopctl-\(getpid())-\(UUID().uuidString.prefix(8)).sock"
-}
-
-/// A stand-in daemon: listens on a temporary Unix socket and, on one thread,
-/// accepts connections one at a time, reads request lines and answers each
-/// through `handler`. Enough to test the client's framing, id matching and
-/// exit codes without the real daemon.
-private final class FakeServer: Sendable {
-    /// What the fake daemon does with one request line.
-    enum Answer: Sendable {
-        /// Write these lines (each gets a newline).
-        case lines([String])
-        /// Read the next request before answering (for pipelining tests).
-        case holdUntilNext
-        /// Close the connection without answering.
-        case close
-    }
-
-    let path: String
-    private let listener: Int32
-    private let done = DispatchSemaphore(value: 0)
-
-    /// - Parameter refusal: when set, every connection gets this line at
-    ///   once and is closed unread, as loopd does when it is `busy`.
-    init(refusal: String? = nil, handler: @escaping @Sendable (_ request: String, _ held: [String]) -> Answer) throws {
-        path = temporarySocketPath()
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        try #require(listener >= 0)
-        self.listener = listener
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(bound == 0, "bind \(path): errno \(errno)")
-        try #require(listen(listener, 8) == 0)
-        let done = self.done
-        Thread.detachNewThread {
-            FakeServer.serve(listener: listener, refusal: refusal, handler: handler)
-            done.signal()
-        }
-    }
-
-    /// Stops accepting, waits for the server thread, removes the socket.
-    func stop() {
-        // shutdown wakes the blocked accept (it then fails), so the thread ends.
-        _ = shutdown(listener, Int32(SHUT_RDWR))
-        done.wait()
-        _ = close(listener)
-        _ = unlink(path)
-    }
-
-    /// The response line for `request` with `fields` after `id`.
-    static func reply(to request: String, _ fields: String) -> String {
-        let id = (try? JSONParser.parse(request.utf8))?["id"]?.serialized() ?? "null"
-        return fields.isEmpty ? "{\"id\":\(id)}" : "{\"id\":\(id),\(fields)}"
-    }
-
-    private static func serve(listener: Int32, refusal: String?, handler: @Sendable (String, [String]) -> Answer) {
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if let refusal {
-                _ = write(fd, refusal + "\n", refusal.utf8.count + 1)
-            } else {
-                converse(fd, handler)
-            }
-            _ = close(fd)
-        }
-    }
-
-    private static func converse(_ fd: Int32, _ handler: @Sendable (String, [String]) -> Answer) {
-        var pending: [UInt8] = []
-        var held: [String] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                switch handler(line, held) {
-                case .holdUntilNext:
-                    held.append(line)
-                case .close:
-                    return
-                case .lines(let lines):
-                    held.removeAll()
-                    let out = Array(lines.map { $0 + "\n" }.joined().utf8)
-                    var offset = 0
-                    while offset < out.count {
-                        let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + offset, out.count - offset, Int32(MSG_NOSIGNAL)) }
-                        if n <= 0 { return }
-                        offset += n
-                    }
-                }
-            }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return }
-            pending.append(contentsOf: buffer[..<n])
-        }
-    }
-}
-
 // MARK: - Argument parsing
 
 @Suite("loopctl arguments")
@@ -231,7 +79,7 @@ struct LoopctlArgumentTests {
         }
         let captured = Captured()
         _ = Loopctl.execute(["--help"], in: captured.context())
-        for code in ["0  success", "1  the job failed", "2  usage error", "3  cannot connect", "4  protocol error"] {
+        for code in ["0      success", "1      the job failed", "2      usage error", "3      cannot connect", "4      no reply"] {
             #expect(captured.out.contains(code), "help lacks \(code)")
         }
     }
@@ -240,7 +88,7 @@ struct LoopctlArgumentTests {
     func globalOptionsEverywhere() throws {
         for arguments in [
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
-            ["mode", "w1", "m"], ["stats"], ["ping"],
+            ["mode", "w1", "m"], ["stats"], ["ping"], ["wait", "j1"],
         ] {
             let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
             let client = try #require(command as? any ClientCommand)
@@ -280,12 +128,16 @@ struct LoopctlRequestTests {
             requestLine(parse(["mode", "w1", "maintenance"]) as ModeCommand),
             requestLine(parse(["stats"]) as StatsCommand),
             requestLine(parse(["ping"]) as PingCommand),
+            requestLine(parse(["wait", "j-1"]) as WaitCommand),
+            requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
         ]
         let expected: [LoopdProtocol.Operation] = [
             .submit(SubmitRequest(action: "echo", args: ["-n"], placement: .key("k"), wait: false, delayMs: 5, timeoutMs: 9, mode: "m", durable: true)),
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
             .mode(worker: "w1", mode: "maintenance"), .stats, .ping,
+            .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250),
         ]
+        #expect(lines.count == expected.count)
         for (line, operation) in zip(lines, expected) {
             #expect(try RequestDecoder.decode(Array(line.utf8)).get() == Request(id: .integer(1), operation: operation), "\(line)")
         }
@@ -333,21 +185,21 @@ struct LoopctlFormattingTests {
         #expect(out.status == .ok)
     }
 
-    @Test("a failed job prints its output, then its error code, and exits 1")
+    @Test("a timed-out job prints its output, then its error code, and exits 124")
     func submitFailed() throws {
         let submit: SubmitCommand = try parse(["submit", "ls"])
-        let out = try human(submit, #"{"id":1,"ok":false,"job":"j9","state":"failed","worker":"w1","error":{"code":"timeout","message":"ran past 100 ms"},"result":{"exit_code":null,"signal":15,"stdout":"partial","stderr":"","stdout_truncated":false,"stderr_truncated":false}}"#)
+        let out = try human(submit, #"{"id":1,"ok":false,"job":"j9","state":"timed_out","worker":"w1","error":{"code":"timeout","message":"ran past 100 ms"},"result":{"exit_code":null,"signal":15,"stdout":"partial","stderr":"","stdout_truncated":false,"stderr_truncated":false}}"#)
         #expect(out.standardOutput == "partial")
-        #expect(out.diagnostic == "loopctl: job j9 failed: timeout: ran past 100 ms")
-        #expect(out.status == .failed)
+        #expect(out.diagnostic == "loopctl: job j9 timed_out: timeout: ran past 100 ms")
+        #expect(out.status == .jobTimedOut)
     }
 
-    @Test("submit --no-wait prints the job id alone; a refusal prints its code and exits 1")
+    @Test("submit --no-wait prints the job id alone; a refusal prints its code and exits 5")
     func submitNoWaitAndRefusal() throws {
         let submit: SubmitCommand = try parse(["submit", "--no-wait", "noop"])
         #expect(try human(submit, #"{"id":1,"ok":true,"job":"j-42","state":"queued","worker":"w1"}"#) == CommandOutput(standardOutput: "j-42\n"))
         let refused = try human(submit, #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker \"w9\""}}"#)
-        #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .failed))
+        #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .refused))
     }
 
     @Test("workers: a neat table, running job or -, stalled with its duration")
@@ -409,10 +261,10 @@ struct LoopctlFormattingTests {
 
         let cancel: CancelCommand = try parse(["cancel", "j5"])
         #expect(try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":true,"state":"cancelled"}"#) == CommandOutput(standardOutput: "cancelled j5\n"))
-        let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"running"}"#)
-        #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is running", status: .failed))
+        let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"completed"}"#)
+        #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is completed", status: .refused))
         let unknown = try human(cancel, #"{"id":1,"ok":false,"error":{"code":"unknown_job","message":"no job j5"}}"#)
-        #expect(unknown.status == .failed && unknown.diagnostic == "loopctl: unknown_job: no job j5")
+        #expect(unknown.status == .refused && unknown.diagnostic == "loopctl: unknown_job: no job j5")
     }
 
     @Test("an ok reply without its op's required field is a protocol error")
@@ -446,7 +298,7 @@ struct LoopctlEndToEndTests {
         #expect(seen.all == [#"{"id":1,"op":"submit","action":"echo","args":["-n","hi"],"worker":"w1"}"#])
     }
 
-    @Test("--json prints the raw reply line; LOOPD_SOCKET is used without --socket; refusal exits 1")
+    @Test("--json prints the raw reply line; LOOPD_SOCKET is used without --socket; refusal exits 5")
     func jsonAndEnvironment() throws {
         let server = try FakeServer { request, _ in
             if request.contains(#""op":"ping""#) {
@@ -461,7 +313,7 @@ struct LoopctlEndToEndTests {
         #expect(ping.out == #"{"id":1,"ok":true,"pid":7,"version":"0.1.0"}"# + "\n")
 
         let refused = Captured()
-        #expect(Loopctl.execute(["inspect", "--json", "--socket", server.path, "w9"], in: refused.context()) == .failed)
+        #expect(Loopctl.execute(["inspect", "--json", "--socket", server.path, "w9"], in: refused.context()) == .refused)
         #expect(refused.out == #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"no worker w9"}}"# + "\n")
         #expect(refused.err == "loopctl: unknown_worker: no worker w9\n")
     }
@@ -496,18 +348,18 @@ struct LoopctlEndToEndTests {
         }
         defer { server.stop() }
         let captured = Captured()
-        #expect(Loopctl.execute(["stats", "--socket", server.path], in: captured.context()) == .failed)
+        #expect(Loopctl.execute(["stats", "--socket", server.path], in: captured.context()) == .refused)
         #expect(captured.err == "loopctl: too_large: line over 65536 bytes\n")
     }
 
-    @Test("a connection refused with busy before the request is read: the code is shown, exit 1")
+    @Test("a connection refused with busy before the request is read: the code is shown, exit 5")
     func refusedConnection() throws {
         let server = try FakeServer(refusal: #"{"id":null,"ok":false,"error":{"code":"busy","message":"too many connections"}}"#) { _, _ in .close }
         defer { server.stop() }
         // Several rounds: the close may come before or after loopctl writes.
         for _ in 0..<20 {
             let captured = Captured()
-            #expect(Loopctl.execute(["submit", "--socket", server.path, "noop"], in: captured.context()) == .failed)
+            #expect(Loopctl.execute(["submit", "--socket", server.path, "noop"], in: captured.context()) == .refused)
             #expect(captured.err == "loopctl: busy: too many connections\n")
         }
     }
@@ -557,31 +409,9 @@ struct LoopctlEndToEndTests {
 
     @Test("the loopctl executable exits 3 with no daemon and 2 on a usage error")
     func executableExitCodes() throws {
-        let binary = try #require(Self.loopctlBinary(), "loopctl binary not found next to the test bundle")
-        #expect(try Self.run(binary, ["ping", "--socket", temporarySocketPath()]) == 3)
-        #expect(try Self.run(binary, ["submit", "--worker", "a", "--key", "b", "echo"]) == 2)
-        #expect(try Self.run(binary, ["--help"]) == 0)
-    }
-
-    private static func loopctlBinary() -> URL? {
-        var directory = Bundle.main.bundleURL
-        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        for candidate in [directory, Bundle.main.bundleURL.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("loopctl")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return nil
-    }
-
-    private static func run(_ binary: URL, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        let binary = try #require(LoopctlBinary.url(), "loopctl binary not found next to the test bundle")
+        #expect(try LoopctlBinary.run(binary, ["ping", "--socket", temporarySocketPath()]) == 3)
+        #expect(try LoopctlBinary.run(binary, ["submit", "--worker", "a", "--key", "b", "echo"]) == 2)
+        #expect(try LoopctlBinary.run(binary, ["--help"]) == 0)
     }
 }

@@ -53,6 +53,18 @@ import Testing
         #"{"op":"submit","action":"a","args":["# + Array(repeating: #""x""#, count: 257).joined(separator: ",") + "]}",
     ]
 
+    /// Valid `jobs` and `wait` requests: the one-pass decoder never reads
+    /// these ops, so they always reach the generic decoder.
+    static let genericOnly: [String] = [
+        #"{"id":1,"op":"wait","job":"m3k2x9a1-17"}"#,
+        #"{"op":"wait","job":"j","timeout_ms":86400000}"#,
+        #"{"id":"w","op":"wait","job":"j","timeout_ms":1}"#,
+        #"{"op":"jobs"}"#,
+        #"{"id":2,"op":"jobs","state":"held","worker":"w1","action":"sleep","limit":5}"#,
+        #"{"op":"jobs","state":["queued","timed_out"],"since":"2026-11-24T07:01:02.345Z","cursor":"c-1"}"#,
+        #"{"op":"jobs","since":"2026-11-24T08:01:02+01:00","limit":1000}"#,
+    ]
+
     static func agree(_ bytes: [UInt8]) -> Bool {
         RequestDecoder.decode(bytes) == RequestDecoder.decodeGeneric(bytes)
     }
@@ -89,12 +101,35 @@ import Testing
         }
     }
 
+    @Test func jobsAndWaitAreLeftToTheGenericDecoder() {
+        for line in Self.genericOnly {
+            let bytes = Array(line.utf8)
+            guard case .success = RequestDecoder.decodeGeneric(bytes) else {
+                Issue.record("the generic decoder refuses \(line)")
+                continue
+            }
+            #expect(Self.onePass(bytes) == nil, "\(line)")
+            #expect(Self.agree(bytes), "\(line)")
+        }
+    }
+
     /// Every line one edit away from a valid request: a byte dropped, a
     /// byte replaced by one of the bytes that matter to JSON, a cut.
     @Test func oneEditAwayTheyAgree() {
+        #expect(Self.editsAgree(Self.valid) > 10_000)
+    }
+
+    /// The same for `jobs` and `wait` lines (edits that turn them into a
+    /// plain request of another op included).
+    @Test func oneEditAwayFromJobsAndWaitTheyAgree() {
+        #expect(Self.editsAgree(Self.genericOnly) > 5_000)
+    }
+
+    /// Checks every one-byte edit of `lines`; returns how many were checked.
+    static func editsAgree(_ lines: [String]) -> Int {
         let replacements = Array(#"{}[]:,"\ 0-19eE.tfn"#.utf8) + [0x00, 0x0A, 0x80, 0xFF]
         var checked = 0
-        for line in Self.valid {
+        for line in lines {
             let bytes = Array(line.utf8)
             for k in bytes.indices {
                 var dropped = bytes
@@ -109,7 +144,7 @@ import Testing
                 }
             }
         }
-        #expect(checked > 10_000)
+        return checked
     }
 
     /// The fuzz corpus (Fuzz/corpus/FuzzRequestDecoder) too.

@@ -1,13 +1,17 @@
 import ArgumentParser
 import LoopdProtocol
 
-/// `loopctl cancel JOB`: cancel a job that has not started.
+/// `loopctl cancel JOB`: cancel a job, queued or running.
 public struct CancelCommand: ClientCommand {
     /// The subcommand's name and help text.
     public static let configuration = CommandConfiguration(
         commandName: "cancel",
-        abstract: "Cancel a job that has not started yet.",
-        discussion: "Exits 1 when the job could not be cancelled (it is running or already finished).")
+        abstract: "Cancel a job: one that has not started, or one that is running.",
+        discussion: """
+            A running job is stopped, and loopctl returns once it has ended. \
+            Exits 5 when the job was not cancelled (it had already ended, or \
+            ended on its own first) or the daemon refused.
+            """)
 
     /// `--socket` and `--json`.
     @OptionGroup public var connection: ConnectionOptions
@@ -31,6 +35,6 @@ public struct CancelCommand: ClientCommand {
         let state = reply.json["state"]?.stringValue ?? "unknown"
         if cancelled { return CommandOutput(standardOutput: "cancelled \(job)\n") }
         // Not cancelling is a refusal for a script that counted on it.
-        return CommandOutput(diagnostic: "loopctl: job \(job) was not cancelled: it is \(state)", status: .failed)
+        return CommandOutput(diagnostic: "loopctl: job \(job) was not cancelled: it is \(state)", status: .refused)
     }
 }

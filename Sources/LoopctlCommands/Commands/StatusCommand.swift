@@ -7,7 +7,7 @@ public struct StatusCommand: ClientCommand {
     public static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show a job's state, worker, action and result.",
-        discussion: "Exits 0 whenever the daemon knows the job, whatever its state; 1 for an unknown job.")
+        discussion: "Exits 0 whenever the daemon knows the job, whatever its state; 5 when it refuses (an unknown job, another user's job).")
 
     /// `--socket` and `--json`.
     @OptionGroup public var connection: ConnectionOptions

@@ -18,9 +18,10 @@ public struct SubmitCommand: ClientCommand {
 
             By default loopctl waits for the job and prints its result: echo's \
             output, an exec action's stdout (its stderr goes to stderr), nothing \
-            for noop. With --no-wait it prints the job id at once. A job that \
-            fails, times out or is cancelled exits with status 1.
-            """)
+            for noop; the exit code tells how the job ended (below). With \
+            --no-wait it prints the job id at once (`loopctl wait ID` waits \
+            for it later).
+            """ + "\n\n" + ExitStatus.helpText)
 
     /// `--socket` and `--json`.
     @OptionGroup public var connection: ConnectionOptions
@@ -110,17 +111,10 @@ public struct SubmitCommand: ClientCommand {
             if reply.ok { throw .protocol("submit reply lacks \"job\": \(reply.line)") }
             return .refused(reply)
         }
-        var output = CommandOutput()
         if reply.ok && reply.json["result"] == nil {
-            // Not waited for (or not finished): the id is what a script needs.
-            output.standardOutput = job + "\n"
-            return output
+            // Not waited for (queued, delayed, held): the id is what a script needs.
+            return CommandOutput(standardOutput: job + "\n")
         }
-        JobResultText.render(reply.json["result"], into: &output)
-        if !reply.ok {
-            output.diagnostic = "loopctl: job \(job) \(reply.json["state"]?.stringValue ?? "failed"): \(reply.errorCode ?? "error"): \(reply.errorMessage)"
-            output.status = .failed
-        }
-        return output
+        return FinishedJob.output(reply, job: job)
     }
 }

@@ -8,7 +8,7 @@ import Darwin
 
 /// The only place in loopctl that calls the kernel: a blocking Unix stream
 /// socket, plus the few process facts the CLI needs (environment, file
-/// existence, writing to fds 1 and 2). Every call retries `EINTR` and reads
+/// existence, writing to fds 1 and 2, the wall clock). Every call retries `EINTR` and reads
 /// `errno` at once, before anything else can overwrite it.
 enum UnixSocket {
     /// Opens a blocking `AF_UNIX` stream socket connected to `path`.
@@ -122,6 +122,13 @@ enum UnixSocket {
             let n = bytes.withUnsafeBytes { raw in write(fd, raw.baseAddress! + offset, raw.count - offset) }
             if n > 0 { offset += n } else if n == -1 && errno == EINTR { continue } else { return }
         }
+    }
+
+    /// The wall clock (`CLOCK_REALTIME`) in Unix milliseconds.
+    static func currentTimeUnixMs() -> Int64 {
+        var now = timespec()
+        _ = clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// Ends the process with `status`.
