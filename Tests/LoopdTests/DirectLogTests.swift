@@ -53,6 +53,8 @@ import Testing
                          error: ProtocolError(.jobFailed, "it failed"), clientUID: 4_294_967_295),
             JobEndRecord(jobID: "j-3", worker: "wörker", action: "sleep", durationUsec: 1234, state: .cancelled,
                          error: ProtocolError(.cancelled, "cancelled"), clientUID: 1000),
+            JobEndRecord(jobID: "j-4", worker: "w1", action: "sleep", durationUsec: 5000, state: .timedOut,
+                         error: ProtocolError(.timeout, "sleep timed out"), clientUID: 0),
         ]
         for r in records {
             log.jobEnded(r)
@@ -63,6 +65,9 @@ import Testing
         #expect(records[0].message == "job m3k2x9a1-17 (noop) completed on w1")
         #expect(records[1].message == "job j-2 (fail) failed: it failed" && records[1].level == .warning)
         #expect(records[2].result == "cancelled" && records[2].level == .info)
+        // A timeout is a failure an operator is warned of, with its own state in the text.
+        #expect(records[3].message == "job j-4 (sleep) timed_out: sleep timed out" && records[3].level == .warning)
+        #expect(records[3].messageID == .jobFailed && records[3].result == "timeout")
     }
 
     /// Held job-end lines are written once the loop has run its batch, and

@@ -16,17 +16,21 @@ struct JobEndRecord {
     /// The submitting client's uid.
     let clientUID: UInt32
 
-    /// A failed job is a warning; any other end (cancelled too) is info.
-    var level: Logger.Level { state == .failed ? .warning : .info }
+    /// Whether the job failed or timed out: what an operator is warned of.
+    var isFailure: Bool { state == .failed || state == .timedOut }
 
-    var messageID: MessageID { state == .failed ? .jobFailed : .jobFinished }
+    /// A failed or timed-out job is a warning; any other end (cancelled too) is info.
+    var level: Logger.Level { isFailure ? .warning : .info }
+
+    var messageID: MessageID { isFailure ? .jobFailed : .jobFinished }
 
     /// RESULT: the error code, or the state for a job without error.
     var result: String { error?.code.rawValue ?? state.rawValue }
 
-    /// MESSAGE: `job ID (ACTION) failed: WHY` or `job ID (ACTION) STATE on WORKER`.
+    /// MESSAGE: `job ID (ACTION) failed: WHY`, `job ID (ACTION) timed_out: WHY`
+    /// or `job ID (ACTION) STATE on WORKER`.
     var message: String {
-        if state == .failed { return "job \(jobID) (\(action)) failed: \(error?.message ?? "")" }
+        if isFailure { return "job \(jobID) (\(action)) \(state.rawValue): \(error?.message ?? "")" }
         return "job \(jobID) (\(action)) \(state.rawValue) on \(worker)"
     }
 
@@ -85,8 +89,10 @@ extension StderrLogHandler {
         out.appendUTF8(r.jobID)
         out.appendLiteral(" (")
         out.appendUTF8(r.action)
-        if r.state == .failed {
-            out.appendLiteral(") failed: ")
+        if r.isFailure {
+            out.appendLiteral(") ")
+            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(": ")
             out.appendUTF8(r.error?.message ?? "")
         } else {
             out.appendLiteral(") ")
