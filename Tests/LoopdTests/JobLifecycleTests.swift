@@ -68,6 +68,8 @@ import Testing
         let reply = try #require(c.call(#"{"id":1,"op":"submit","action":"sleep","args":["1"],"worker":"w1"}"#))
         let job = try #require(reply["job"]?.stringValue)
         #expect(reply["state"] == "completed")
+        // A request sent after the reply finds the end recorded (and so logged).
+        #expect(c.call(#"{"id":2,"op":"status","job":"\#(job)"}"#)?["state"] == "completed")
         let moves = records.messages.filter { $0.hasPrefix("job \(job): ") }.map { $0.dropFirst("job \(job): ".count) }
         #expect(moves == ["accepted -> queued", "queued -> running", "running -> ended completed"])
     }
