@@ -199,6 +199,23 @@ import Testing
             Row(name: "mode-unknown-worker", bytes: line(#"{"id":98,"op":"mode","worker":"*","mode":"x"}"#), id: 98, expect: .error("unknown_worker")),
             Row(name: "status-path-as-job", bytes: line(#"{"id":99,"op":"status","job":"../../etc/passwd"}"#), id: 99, expect: .error("unknown_job")),
             Row(name: "cancel-unknown-job", bytes: line(#"{"id":100,"op":"cancel","job":"*"}"#), id: 100, expect: .error("unknown_job")),
+            Row(name: "wait-path-as-job", bytes: line(#"{"id":120,"op":"wait","job":"../../etc/passwd","timeout_ms":1}"#), id: 120, expect: .error("unknown_job")),
+            Row(name: "jobs-worker-dotdot", bytes: line(#"{"id":121,"op":"jobs","worker":"../w1"}"#), id: 121, expect: .error("unknown_worker")),
+
+            // The listing and waiting requests, malformed.
+            Row(name: "wait-job-missing", bytes: line(#"{"id":122,"op":"wait"}"#), id: 122, expect: .error("bad_request")),
+            Row(name: "wait-timeout-zero", bytes: line(#"{"id":123,"op":"wait","job":"x","timeout_ms":0}"#), id: 123, expect: .error("bad_request")),
+            Row(name: "wait-timeout-fraction", bytes: line(#"{"id":124,"op":"wait","job":"x","timeout_ms":1.5}"#), id: 124, expect: .error("bad_request")),
+            Row(name: "wait-timeout-over-a-day", bytes: line(#"{"id":125,"op":"wait","job":"x","timeout_ms":86400001}"#), id: 125, expect: .error("bad_request")),
+            Row(name: "jobs-limit-zero", bytes: line(#"{"id":126,"op":"jobs","limit":0}"#), id: 126, expect: .error("bad_request")),
+            Row(name: "jobs-limit-huge", bytes: line(#"{"id":127,"op":"jobs","limit":99999999999999999999}"#), id: 127, expect: .error("bad_request")),
+            Row(name: "jobs-state-unknown", bytes: line(#"{"id":128,"op":"jobs","state":"exploded"}"#), id: 128, expect: .error("bad_request")),
+            Row(name: "jobs-state-nested", bytes: line(#"{"id":129,"op":"jobs","state":[["queued"]]}"#), id: 129, expect: .error("bad_request")),
+            Row(name: "jobs-since-garbage", bytes: line(#"{"id":130,"op":"jobs","since":"yesterday"}"#), id: 130, expect: .error("bad_request")),
+            Row(name: "jobs-since-number", bytes: line(#"{"id":131,"op":"jobs","since":1700000000}"#), id: 131, expect: .error("bad_request")),
+            Row(name: "jobs-cursor-forged", bytes: line(#"{"id":132,"op":"jobs","cursor":"0-/zzzzzzzzzzzzzzzzzz"}"#), id: 132, expect: .error("bad_request")),
+            Row(name: "jobs-unknown-field", bytes: line(#"{"id":133,"op":"jobs","job":"x"}"#), id: 133, expect: .error("bad_request")),
+            Row(name: "jobs-empty-list", bytes: line(#"{"id":134,"op":"jobs","action":"nothing-ran"}"#), id: 134, expect: .ok([("next_cursor", .null)])),
 
             // argv injection against the exec action `argv` = /usr/bin/printf "%s|" + client args:
             // each argument must come back verbatim, as one argv entry, and no shell may run.
