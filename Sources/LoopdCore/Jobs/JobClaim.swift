@@ -3,7 +3,8 @@ import Synchronization
 /// Who got to a waiting job first: its lane, which starts it, or a
 /// `cancel`, which stops it from ever starting. The only part of a job that
 /// two threads change; compare-and-swap makes the race have one winner.
-final class JobClaim: Sendable {
+/// Stored inline in its job (no allocation of its own).
+struct JobClaim: ~Copyable, Sendable {
     private enum Value: UInt8 {
         case open = 0, started, cancelled
     }

@@ -33,12 +33,16 @@ final class JobScheduler: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     /// False once the daemon is stopping: submits are refused.
     var isAccepting = true
+    /// Whether each move of a job is logged (at debug): decided once, as
+    /// three moves per job would otherwise each ask the handler.
+    private let logsMoves: Bool
 
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger) {
         self.config = config
         self.loop = loop
         self.actions = actions
         self.log = log
+        logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
         jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
@@ -66,7 +70,7 @@ final class JobScheduler: @unchecked Sendable {
     /// the life cycle does not allow is a bug: it traps in debug builds.
     func move(_ job: Job, to next: Job.State) {
         assert(job.state.allows(next), "job \(job.id) cannot go from \(job.state) to \(next)")
-        log(.debug, "job \(job.id): \(job.state) -> \(next)", [(.jobID, job.id)])
+        if logsMoves { log(.debug, "job \(job.id): \(job.state) -> \(next)", [(.jobID, job.id)]) }
         job.state = next
     }
 

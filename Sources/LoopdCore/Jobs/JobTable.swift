@@ -25,13 +25,14 @@ struct JobTable {
 
     /// Adds a newly accepted job, the newest in submission order.
     mutating func insert(_ job: Job) {
+        if forgottenInOrder >= 1024 && forgottenInOrder * 2 >= ordered.count { sweep() }
         assert(ordered.last.map { $0.sequence < job.sequence } ?? true, "jobs are inserted in submission order")
         byID[job.id] = job
         ordered.append(job)
     }
 
     /// Keeps an ended job queryable; returns the job it displaces, which
-    /// the caller then forgets.
+    /// the caller then moves to `forgotten` before the table is used again.
     mutating func retain(_ job: Job) -> Job? {
         guard retained.count == retainedCapacity else {
             retained.append(job.id)
@@ -42,14 +43,13 @@ struct JobTable {
         oldest = (oldest + 1) % retainedCapacity
         guard let gone = byID.removeValue(forKey: evicted) else { return nil }
         forgottenInOrder += 1
-        if forgottenInOrder >= 1024 && forgottenInOrder * 2 >= ordered.count { sweep() }
         return gone
     }
 
     /// Drops forgotten jobs from the submission order: O(n), once per
     /// n/2 forgotten, so O(1) amortised per job.
     private mutating func sweep() {
-        ordered.removeAll { byID[$0.id] !== $0 }
+        ordered.removeAll { $0.state == .forgotten }
         forgottenInOrder = 0
     }
 
@@ -70,7 +70,7 @@ struct JobTable {
         while index < ordered.count {
             let job = ordered[index]
             index += 1
-            guard byID[job.id] === job, matches(job) else { continue }
+            guard job.state != .forgotten, matches(job) else { continue }
             if jobs.count == limit { return (jobs, true) }
             jobs.append(job)
         }
@@ -80,7 +80,7 @@ struct JobTable {
     /// How many known jobs satisfy `predicate`.
     func count(where predicate: (Job) -> Bool) -> Int {
         var n = 0
-        for job in ordered where byID[job.id] === job && predicate(job) { n += 1 }
+        for job in ordered where job.state != .forgotten && predicate(job) { n += 1 }
         return n
     }
 }

@@ -47,7 +47,8 @@ final class JobWaiters {
 
     /// Removes and returns every waiter of a job that ended.
     func takeAll(of jobID: String) -> [Waiter] {
-        guard let waiters = byJob.removeValue(forKey: jobID) else { return [] }
+        // Most jobs have no waiter: skip the lookup (it hashes the id).
+        guard !byJob.isEmpty, let waiters = byJob.removeValue(forKey: jobID) else { return [] }
         for w in waiters {
             w.timer?.invalidate()
             forget(jobID, for: w.sink)

@@ -47,6 +47,12 @@ public struct DaemonLogger: Sendable {
         holdLoop = loop
     }
 
+    /// Whether records at `level` are written at all.
+    public func isEnabled(_ level: Logger.Level) -> Bool {
+        if let direct { return direct.logLevel <= level }
+        return logger.logLevel <= level
+    }
+
     /// Writes the job-end records the handler holds, if any.
     public func flushHeld() {
         direct?.flushHeld()

@@ -63,8 +63,9 @@ final class ReplySink: @unchecked Sendable {
     }
 
     private let state: Locked<State>
-    /// Told when the main thread queues a reply. Main thread only.
-    weak var endpoint: (any ReplyEndpoint)?
+    /// Told when the main thread queues a reply; the connection sets it
+    /// and clears it when it closes. Main thread only.
+    var endpoint: (any ReplyEndpoint)?
 
     init(fd: Int32) {
         state = Locked(State(fd: fd))

@@ -160,6 +160,7 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
         source?.invalidate()
         source = nil
         sink.close()
+        sink.endpoint = nil
         server.connectionClosed(self)
     }
 }
