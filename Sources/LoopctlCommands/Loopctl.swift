@@ -5,7 +5,7 @@ public struct Loopctl: ParsableCommand {
     /// The subcommand's name and help text.
     public static let configuration = CommandConfiguration(
         commandName: "loopctl",
-        abstract: "Talk to loopd: submit jobs and wait for them, inspect workers, switch modes.",
+        abstract: "Talk to loopd: submit jobs, list and wait for them, inspect workers, switch modes.",
         discussion: """
             The daemon's socket is --socket PATH, else $LOOPD_SOCKET, else \
             ./loopd.sock if it exists, else /run/loopd.sock. Every \
@@ -14,7 +14,7 @@ public struct Loopctl: ParsableCommand {
             """ + "\n\n" + ExitStatus.helpText + "\n\n" + "The protocol itself is documented in docs/PROTOCOL.md.",
         version: "0.1.0",
         subcommands: [
-            SubmitCommand.self, WaitCommand.self, StatusCommand.self, CancelCommand.self,
+            SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
             WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,
         ])
 

@@ -88,7 +88,7 @@ struct LoopctlArgumentTests {
     func globalOptionsEverywhere() throws {
         for arguments in [
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
-            ["mode", "w1", "m"], ["stats"], ["ping"], ["wait", "j1"],
+            ["mode", "w1", "m"], ["stats"], ["ping"], ["jobs"], ["wait", "j1"],
         ] {
             let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
             let client = try #require(command as? any ClientCommand)
@@ -130,12 +130,19 @@ struct LoopctlRequestTests {
             requestLine(parse(["ping"]) as PingCommand),
             requestLine(parse(["wait", "j-1"]) as WaitCommand),
             requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
+            requestLine(parse(["jobs"]) as JobsCommand),
+            requestLine(parse([
+                "jobs", "--state", "held", "--state", "timed_out", "--worker", "w1", "--action", "sleep",
+                "--since", "2026-11-24T08:01:02.345+01:00", "--limit", "5", "--cursor", "c-9",
+            ]) as JobsCommand),
         ]
         let expected: [LoopdProtocol.Operation] = [
             .submit(SubmitRequest(action: "echo", args: ["-n"], placement: .key("k"), wait: false, delayMs: 5, timeoutMs: 9, mode: "m", durable: true)),
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
             .mode(worker: "w1", mode: "maintenance"), .stats, .ping,
-            .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250),
+            .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250), .jobs(JobsQuery()),
+            .jobs(JobsQuery(states: [.held, .timedOut], worker: "w1", action: "sleep",
+                            submittedSinceUnixMs: 1_795_503_662_345, limit: 5, cursor: "c-9")),
         ]
         #expect(lines.count == expected.count)
         for (line, operation) in zip(lines, expected) {

@@ -1,13 +1,17 @@
 import ArgumentParser
 import LoopdProtocol
 
-/// `loopctl status JOB`: a job's state and result.
+/// `loopctl status JOB`: a job's state, times and result.
 public struct StatusCommand: ClientCommand {
     /// The subcommand's name and help text.
     public static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show a job's state, worker, action and result.",
-        discussion: "Exits 0 whenever the daemon knows the job, whatever its state; 5 when it refuses (an unknown job, another user's job).")
+        abstract: "Show a job's state, worker, action, times and result.",
+        discussion: """
+            Times are UTC (RFC 3339); the queue time and run time appear once the \
+            job has started and ended. Exits 0 whenever the daemon knows the job, \
+            whatever its state; 5 when it refuses (an unknown job, another user's job).
+            """)
 
     /// `--socket` and `--json`.
     @OptionGroup public var connection: ConnectionOptions
@@ -26,6 +30,6 @@ public struct StatusCommand: ClientCommand {
     public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         _ = try reply.requiredString("state")
-        return CommandOutput(standardOutput: TextLayout.fields(of: reply.json))
+        return CommandOutput(standardOutput: JobFieldsText.pairs(of: reply.json))
     }
 }

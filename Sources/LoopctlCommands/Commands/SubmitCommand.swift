@@ -42,8 +42,8 @@ public struct SubmitCommand: ClientCommand {
     @Option(help: ArgumentHelp("Start the job after this many milliseconds.", valueName: "ms"))
     public var delay: Int64?
 
-    /// `--timeout`: fail the job with `timeout` after this many milliseconds.
-    @Option(help: ArgumentHelp("Fail the job with `timeout` after this many milliseconds.", valueName: "ms"))
+    /// `--timeout`: stop the job once it has run this many milliseconds.
+    @Option(help: ArgumentHelp("Stop the job once it has run this many milliseconds (it ends timed_out, exit 124).", valueName: "ms"))
     public var timeout: Int64?
 
     /// `--mode`: the worker run mode the job needs.

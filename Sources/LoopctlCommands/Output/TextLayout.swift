@@ -49,11 +49,16 @@ enum TextLayout {
         }
     }
 
-    /// Every member of a reply but `id` and `ok`, as aligned pairs.
-    static func fields(of reply: JSON, except skipped: Set<String> = []) -> String {
-        guard case .object(let members) = reply else { return "" }
-        return pairs(members.filter { $0.0 != "id" && $0.0 != "ok" && !skipped.contains($0.0) }.map { ($0.0, display($0.1)) })
+    /// A duration as a person reads it, at most four significant figures:
+    /// `340ms`, `12.3s`, `4m05s`, `2h03m`.
+    static func duration(milliseconds ms: Int64) -> String {
+        if ms < 1000 { return "\(ms)ms" }
+        if ms < 60_000 { return "\(ms / 1000).\(ms % 1000 / 100)s" }
+        if ms < 3_600_000 { return "\(ms / 60_000)m" + twoDigits(ms / 1000 % 60) + "s" }
+        return "\(ms / 3_600_000)h" + twoDigits(ms / 60_000 % 60) + "m"
     }
+
+    private static func twoDigits(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     private static func pad(_ s: String, to width: Int) -> String {
         s.count >= width ? s : s + String(repeating: " ", count: width - s.count)

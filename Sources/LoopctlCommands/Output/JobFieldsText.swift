@@ -1,0 +1,30 @@
+import LoopdProtocol
+
+/// A job's fields as `status` shows them: in the reply's order, the times
+/// and durations under names a person reads, everything else as it came.
+enum JobFieldsText {
+    /// What a member is shown as, for the members that are not shown as
+    /// they came.
+    private static let labels: [String: String] = [
+        "submitted_at": "submitted", "started_at": "started", "finished_at": "finished",
+        "queue_ms": "queue time", "run_ms": "run time", "cancelled_by": "cancelled by",
+    ]
+
+    /// Every member of `reply` but `id` and `ok`, as aligned pairs.
+    static func pairs(of reply: JSON) -> String {
+        guard case .object(let members) = reply else { return "" }
+        var rows: [(String, String)] = []
+        for (key, value) in members where key != "id" && key != "ok" {
+            rows.append((labels[key] ?? key, display(key, value)))
+        }
+        return TextLayout.pairs(rows)
+    }
+
+    private static func display(_ key: String, _ value: JSON) -> String {
+        switch (key, value) {
+        case ("queue_ms", .integer(let ms)), ("run_ms", .integer(let ms)): TextLayout.duration(milliseconds: ms)
+        case ("cancelled_by", .integer(let uid)): "uid \(uid)"
+        default: TextLayout.display(value)
+        }
+    }
+}
