@@ -419,3 +419,36 @@ func parseRFC3339(_ s: String) -> Int64? {
     f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return f.date(from: s).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
 }
+
+/// loopctl's exit status against a real daemon: a script tells a job's end
+/// from it (the mapping is in `loopctl --help` and docs/PROTOCOL.md).
+@Suite(.serialized) struct LoopctlExitStatusTests {
+    @Test("exit statuses: completed 0, the child's own status, 128+signal, failed 1, timed out 124, cancelled 125, refused 5, wait timeout 6")
+    func exitStatusesTellHowAJobEnded() throws {
+        let binary = try #require(LoopctlBinary.url(), "loopctl binary not found next to the test bundle")
+        let d = RunningDaemon { config in
+            var exec = DaemonConfig.Exec(argv: ["/bin/sh", "-c", #"case "$1" in kill) kill -9 $$;; *) exit "$1";; esac"#, "sh"])
+            exec.maxClientArgs = 1
+            config.actions["shell"] = DaemonConfig.Action(allowUsers: [getuid()], exec: exec)
+        }
+        defer { d.stop() }
+        // Options go before a submit's action: everything after it is the job's arguments.
+        func loopctl(_ command: String, _ arguments: String...) throws -> Int32 {
+            try LoopctlBinary.run(binary, [command, "--socket", d.socketPath] + arguments)
+        }
+        #expect(try loopctl("submit", "shell", "0") == 0)
+        #expect(try loopctl("submit", "shell", "3") == 3)
+        #expect(try loopctl("submit", "shell", "42") == 42)
+        #expect(try loopctl("submit", "shell", "kill") == 128 + SIGKILL)
+        #expect(try loopctl("submit", "fail") == 1)
+        #expect(try loopctl("submit", "--timeout", "20", "sleep", "60000") == 124)
+        #expect(try loopctl("submit", "no-such-action") == 5)
+        let c = try d.client()
+        let job = try #require(c.call(#"{"id":1,"op":"submit","action":"noop","delay_ms":60000,"wait":false}"#)?["job"]?.stringValue)
+        #expect(try loopctl("wait", "--timeout", "10", job) == 6)
+        #expect(c.call(#"{"id":2,"op":"cancel","job":"\#(job)"}"#)?["cancelled"] == true)
+        #expect(try loopctl("wait", job) == 125)
+        #expect(try loopctl("cancel", job) == 5)  // already ended: nothing cancelled
+        #expect(try loopctl("status", job) == 0)
+    }
+}
