@@ -17,7 +17,7 @@ final class JobFixture {
     /// A new job, the next in submission order.
     func job(_ id: String, _ request: SubmitRequest = SubmitRequest(action: "echo"), submittedAt: Int64 = 0) -> Job {
         sequence += 1
-        return Job(id: id, sequence: sequence, request: request, action: EchoAction(), queue: queue,
+        return Job(id: id, sequence: sequence, request: request, modes: Job.loopModes(request.mode), action: EchoAction(), queue: queue,
                    owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: submittedAt, reply: nil)
     }
 

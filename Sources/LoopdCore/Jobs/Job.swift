@@ -51,8 +51,9 @@ final class Job: @unchecked Sendable {
     var worker: Worker { queue.worker }
     var clientUID: UInt32 { owner.uid }
 
-    init(id: String, sequence: UInt64, request: SubmitRequest, action: any JobAction, queue: WorkerQueue,
-         owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?) {
+    /// `modes` is `Job.loopModes(request.mode)`, worked out once by the caller.
+    init(id: String, sequence: UInt64, request: SubmitRequest, modes: [Loop.Mode]?, action: any JobAction,
+         queue: WorkerQueue, owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?) {
         self.id = id
         self.sequence = sequence
         self.request = request
@@ -62,7 +63,7 @@ final class Job: @unchecked Sendable {
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs
         self.reply = reply
-        self.modes = Job.loopModes(request.mode)
+        self.modes = modes
     }
 
     /// The loop modes a job of protocol mode `mode` runs in: none given means

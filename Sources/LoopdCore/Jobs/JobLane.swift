@@ -21,6 +21,9 @@ final class JobLane: @unchecked Sendable {
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
     private var pumping = false
     private var observer: LoopObserver?
+    /// When the job that just ended did, while `pump` goes on to the next:
+    /// that one starts at the same instant (one clock read, not two).
+    private var handOffAt: Int64?
 
     private var loop: Loop { worker.loop }
 
@@ -66,7 +69,10 @@ final class JobLane: @unchecked Sendable {
     private func pump() {
         guard !pumping else { return }
         pumping = true
-        defer { pumping = false }
+        defer {
+            pumping = false
+            handOffAt = nil
+        }
         while running == nil {
             let mode = loop.currentMode
             guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
@@ -76,7 +82,8 @@ final class JobLane: @unchecked Sendable {
     }
 
     private func start(_ job: Job) {
-        job.startedAtUnixMs = unixMilliseconds()
+        job.startedAtUnixMs = handOffAt ?? unixMilliseconds()
+        handOffAt = nil
         worker.runningJob.jobID = job.id
         let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
             [unowned self] outcome in finished(job, outcome)
@@ -100,7 +107,9 @@ final class JobLane: @unchecked Sendable {
         guard let current = running, current.job === job else { return }
         current.timeout?.invalidate()
         running = nil
-        job.endedAtUnixMs = unixMilliseconds()
+        let now = unixMilliseconds()
+        job.endedAtUnixMs = now
+        handOffAt = now
         worker.runningJob.jobID = nil
         if finishedBatch.isEmpty {
             // Report after the jobs this pass can run, in one hand-off.

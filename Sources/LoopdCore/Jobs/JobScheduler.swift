@@ -113,7 +113,8 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
-        let queue = try place(s.placement, modes: Job.loopModes(s.mode))
+        let modes = Job.loopModes(s.mode)
+        let queue = try place(s.placement, modes: modes)
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
             throw ProtocolError(.queueFull, "worker \(queue.worker.name) has \(queue.outstanding) jobs queued, the limit")
         }
@@ -121,8 +122,8 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
         nextSequence += 1
-        let job = Job(id: jobID ?? jobIDs.next(), sequence: nextSequence, request: s, action: action, queue: queue,
-                      owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
+        let job = Job(id: jobID ?? jobIDs.next(), sequence: nextSequence, request: s, modes: modes, action: action,
+                      queue: queue, owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
         table.insert(job)
         queue.outstanding += 1
         stats.accepted += 1

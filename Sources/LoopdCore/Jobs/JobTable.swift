@@ -1,14 +1,28 @@
 /// Every job the daemon knows: by id, in submission order, and with the
 /// bound on how many ended jobs it keeps answering for (the oldest ended
 /// job is forgotten first). Main thread only.
+///
+/// Forgetting a job touches only that job: the submission order keeps each
+/// job's sequence beside it, so finding and clearing its slot, and sweeping
+/// cleared slots out, never reads a job that has long left the cache.
 struct JobTable {
     /// How many ended jobs stay queryable.
     let retainedCapacity: Int
     private var byID: [String: Job] = [:]
-    /// Submission order; forgotten jobs stay here until enough of them
-    /// collect to be swept out at once.
-    private var ordered: [Job] = []
-    private var forgottenInOrder = 0
+
+    /// A place in the submission order; `job` is nil once it is forgotten.
+    private struct Slot {
+        let sequence: UInt64
+        var job: Job?
+    }
+
+    /// Submission order, sorted by sequence; cleared slots stay until
+    /// enough of them collect to be swept out at once.
+    private var order: [Slot] = []
+    private var cleared = 0
+    /// Where the last forgotten job's slot was: jobs are forgotten in about
+    /// the order they were submitted, so the next one is usually just after.
+    private var clearHint = 0
     /// The ids of the retained ended jobs, a ring: oldest at `oldest` once full.
     private var retained: [String] = []
     private var oldest = 0
@@ -25,14 +39,14 @@ struct JobTable {
 
     /// Adds a newly accepted job, the newest in submission order.
     mutating func insert(_ job: Job) {
-        if forgottenInOrder >= 1024 && forgottenInOrder * 2 >= ordered.count { sweep() }
-        assert(ordered.last.map { $0.sequence < job.sequence } ?? true, "jobs are inserted in submission order")
+        assert(order.last.map { $0.sequence < job.sequence } ?? true, "jobs are inserted in submission order")
+        if cleared >= 1024 && cleared * 2 >= order.count { sweep() }
         byID[job.id] = job
-        ordered.append(job)
+        order.append(Slot(sequence: job.sequence, job: job))
     }
 
     /// Keeps an ended job queryable; returns the job it displaces, which
-    /// the caller then moves to `forgotten` before the table is used again.
+    /// the table no longer knows and the caller then forgets.
     mutating func retain(_ job: Job) -> Job? {
         guard retained.count == retainedCapacity else {
             retained.append(job.id)
@@ -42,35 +56,51 @@ struct JobTable {
         retained[oldest] = job.id
         oldest = (oldest + 1) % retainedCapacity
         guard let gone = byID.removeValue(forKey: evicted) else { return nil }
-        forgottenInOrder += 1
+        let i = slot(of: gone.sequence)
+        order[i].job = nil
+        cleared += 1
+        clearHint = i + 1
         return gone
     }
 
-    /// Drops forgotten jobs from the submission order: O(n), once per
-    /// n/2 forgotten, so O(1) amortised per job.
+    /// The slot of the job with `sequence`: a few steps on from the last
+    /// cleared slot, or by binary search.
+    private func slot(of sequence: UInt64) -> Int {
+        var i = clearHint
+        while i < min(order.count, clearHint + 16) {
+            if order[i].sequence == sequence { return i }
+            i += 1
+        }
+        let found = firstSlot(after: sequence - 1)
+        precondition(found < order.count && order[found].sequence == sequence, "job \(sequence) is not in the table")
+        return found
+    }
+
+    /// The index of the first slot with a sequence above `after`.
+    private func firstSlot(after: UInt64) -> Int {
+        var low = 0, high = order.count
+        while low < high {
+            let mid = (low + high) / 2
+            if order[mid].sequence <= after { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Drops cleared slots from the submission order: O(n), once per n/2
+    /// forgotten jobs, so O(1) amortised per job; reads no job.
     private mutating func sweep() {
-        ordered.removeAll { $0.state == .forgotten }
-        forgottenInOrder = 0
+        order.removeAll { $0.job == nil }
+        cleared = 0
+        clearHint = 0
     }
 
     /// Up to `limit` known jobs that `matches`, in submission order, after
     /// the job of sequence `after` (from the start when nil); `more` says
     /// whether another matching job follows them.
     func page(after: UInt64?, limit: Int, matching matches: (Job) -> Bool) -> (jobs: [Job], more: Bool) {
-        var index = 0
-        if let after {
-            // Binary search: the first job submitted after `after`.
-            var high = ordered.count
-            while index < high {
-                let mid = (index + high) / 2
-                if ordered[mid].sequence <= after { index = mid + 1 } else { high = mid }
-            }
-        }
         var jobs: [Job] = []
-        while index < ordered.count {
-            let job = ordered[index]
-            index += 1
-            guard job.state != .forgotten, matches(job) else { continue }
+        for slot in order[(after.map(firstSlot) ?? 0)...] {
+            guard let job = slot.job, matches(job) else { continue }
             if jobs.count == limit { return (jobs, true) }
             jobs.append(job)
         }
@@ -80,7 +110,7 @@ struct JobTable {
     /// How many known jobs satisfy `predicate`.
     func count(where predicate: (Job) -> Bool) -> Int {
         var n = 0
-        for job in ordered where job.state != .forgotten && predicate(job) { n += 1 }
+        for slot in order { if let job = slot.job, predicate(job) { n += 1 } }
         return n
     }
 }
