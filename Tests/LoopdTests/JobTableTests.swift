@@ -11,19 +11,21 @@ import Testing
         let startedAt: Int64 = 1_795_350_371_000  // 2026-11-22 in Unix ms
         var ids = JobIDGenerator(startedAtUnixMs: startedAt)
         var seen = Set<String>()
-        for _ in 0..<10_000 { #expect(seen.insert(ids.next()).inserted) }
+        for _ in 0..<10_000 { #expect(seen.insert(ids.next().id).inserted) }
         #expect(seen.allSatisfy { $0.utf8.count <= 15 })
         // The 36^6-th id is the last of six counter digits.
         let prefix = String(UInt64(startedAt), radix: 36) + "-"
         #expect(prefix.utf8.count == 9)
         #expect((prefix + String(UInt64(2_176_782_335), radix: 36)).utf8.count == 15)
-        #expect(ids.next() == prefix + String(10_001, radix: 36))
+        #expect(ids.next() == (10_001, prefix + String(10_001, radix: 36)))
+        // A replayed job keeps its id and takes the next sequence.
+        #expect(ids.next(keeping: "old-7") == (10_002, "old-7") && ids.accepted == 10_002)
     }
 
     @Test func idsOfDifferentStartsDiffer() {
         var a = JobIDGenerator(startedAtUnixMs: 1_795_350_371_000)
         var b = JobIDGenerator(startedAtUnixMs: 1_795_350_371_001)
-        #expect(a.next() != b.next())
+        #expect(a.next().id != b.next().id)
     }
 
     /// The table forgets the oldest ended job first, keeps exactly its

@@ -14,6 +14,8 @@ final class Job: @unchecked Sendable {
     let action: any JobAction
     /// The worker it was placed on, with the main thread's view of its queue.
     let queue: WorkerQueue
+    /// `queue.worker`, kept here: replies name it on every job.
+    let worker: Worker
     /// Who submitted it (SO_PEERCRED / SO_PEERGROUPS, or the journal's
     /// record on a replay): status and cancel are the owner's.
     let owner: JobOwner
@@ -48,7 +50,6 @@ final class Job: @unchecked Sendable {
     /// The uid whose `cancel` request is stopping, or stopped, it.
     var cancelRequestedBy: UInt32?
 
-    var worker: Worker { queue.worker }
     var clientUID: UInt32 { owner.uid }
 
     /// `modes` is `Job.loopModes(request.mode)`, worked out once by the caller.
@@ -59,6 +60,7 @@ final class Job: @unchecked Sendable {
         self.request = request
         self.action = action
         self.queue = queue
+        worker = queue.worker
         self.owner = owner
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs

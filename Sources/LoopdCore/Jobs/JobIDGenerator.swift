@@ -20,9 +20,14 @@ struct JobIDGenerator {
         runPrefix = String(UInt64(max(0, startedAtUnixMs)), radix: 36) + "-"
     }
 
-    /// The next id.
-    mutating func next() -> String {
+    /// Jobs accepted so far in this run: the last sequence given out.
+    var accepted: UInt64 { counter }
+
+    /// The next job's submission sequence and its id (`id`, when the job
+    /// has one already: a replayed durable job keeps its id, and takes a
+    /// sequence whose id then goes unused).
+    mutating func next(keeping id: String? = nil) -> (sequence: UInt64, id: String) {
         counter += 1
-        return runPrefix + String(counter, radix: 36)
+        return (counter, id ?? runPrefix + String(counter, radix: 36))
     }
 }

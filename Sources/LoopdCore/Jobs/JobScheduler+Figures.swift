@@ -31,7 +31,7 @@ extension JobScheduler {
         let lat = stats.latencySummary()
         let load = loadFigures
         var fields: [(String, JSON)] = [
-            ("accepted", .integer(Int64(stats.accepted))), ("completed", .integer(Int64(stats.completed))),
+            ("accepted", .integer(Int64(jobIDs.accepted))), ("completed", .integer(Int64(stats.completed))),
             ("failed", .integer(Int64(stats.failed))), ("timed_out", .integer(Int64(stats.timedOut))),
             ("cancelled", .integer(Int64(stats.cancelled))),
             ("queued", .integer(Int64(load.waiting))), ("running", .integer(Int64(load.running))),

@@ -1,10 +1,16 @@
 import LoopRuntime
 import LoopdProtocol
 
-/// Who sent a request about jobs: where its reply goes and who it is.
-struct Requester {
+/// Who sends requests about jobs: where the replies go and who it is. One
+/// per connection, made once (a reference, so a request passes one pointer).
+final class Requester: Sendable {
     let sink: ReplySink
     let owner: JobOwner
+
+    init(sink: ReplySink, owner: JobOwner) {
+        self.sink = sink
+        self.owner = owner
+    }
 }
 
 /// The owner of every job's life: acceptance, the commit gate, placement,
@@ -30,7 +36,6 @@ final class JobScheduler: @unchecked Sendable {
     var stats = Stats()
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
-    private var nextSequence: UInt64 = 0
     /// False once the daemon is stopping: submits are refused.
     var isAccepting = true
     /// Whether each move of a job is logged (at debug): decided once, as
@@ -121,12 +126,11 @@ final class JobScheduler: @unchecked Sendable {
         if s.durable && gate == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
-        nextSequence += 1
-        let job = Job(id: jobID ?? jobIDs.next(), sequence: nextSequence, request: s, modes: modes, action: action,
+        let (sequence, id) = jobIDs.next(keeping: jobID)
+        let job = Job(id: id, sequence: sequence, request: s, modes: modes, action: action,
                       queue: queue, owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
         table.insert(job)
         queue.outstanding += 1
-        stats.accepted += 1
         if s.durable, jobID == nil, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()
@@ -145,13 +149,15 @@ final class JobScheduler: @unchecked Sendable {
             guard let q = queuesByName[name] else { throw ProtocolError(.unknownWorker, "no worker named \"\(name)\"") }
             return q
         case .any:
-            var runsNow: WorkerQueue?
-            var leastLoaded = automatic[0]
-            for q in automatic {
-                if q.outstanding < leastLoaded.outstanding { leastLoaded = q }
-                if q.worker.admits(modes), runsNow.map({ q.outstanding < $0.outstanding }) ?? true { runsNow = q }
+            let candidates = automatic
+            var runsNow = -1, runsNowLoad = Int.max
+            var leastLoaded = 0, leastLoad = Int.max
+            for i in candidates.indices {
+                let load = candidates[i].outstanding
+                if load < leastLoad { (leastLoaded, leastLoad) = (i, load) }
+                if load < runsNowLoad && candidates[i].worker.admits(modes) { (runsNow, runsNowLoad) = (i, load) }
             }
-            return runsNow ?? leastLoaded
+            return candidates[runsNow >= 0 ? runsNow : leastLoaded]
         case .key(let key):
             return automatic[Int(fnv1a(key) % UInt64(automatic.count))]
         }

@@ -11,9 +11,12 @@ struct JobTable {
     private var byID: [String: Job] = [:]
 
     /// A place in the submission order; `job` is nil once it is forgotten.
+    /// `isLive` says the same as a plain flag, so a sweep neither reads nor
+    /// retains any job.
     private struct Slot {
         let sequence: UInt64
         var job: Job?
+        var isLive = true
     }
 
     /// Submission order, sorted by sequence; cleared slots stay until
@@ -58,6 +61,7 @@ struct JobTable {
         guard let gone = byID.removeValue(forKey: evicted) else { return nil }
         let i = slot(of: gone.sequence)
         order[i].job = nil
+        order[i].isLive = false
         cleared += 1
         clearHint = i + 1
         return gone
@@ -89,7 +93,12 @@ struct JobTable {
     /// Drops cleared slots from the submission order: O(n), once per n/2
     /// forgotten jobs, so O(1) amortised per job; reads no job.
     private mutating func sweep() {
-        order.removeAll { $0.job == nil }
+        var kept = 0
+        for i in order.indices where order[i].isLive {
+            if kept != i { order.swapAt(kept, i) }
+            kept += 1
+        }
+        order.removeLast(order.count - kept)
         cleared = 0
         clearHint = 0
     }

@@ -1,6 +1,5 @@
 /// Daemon-wide counters and a latency summary. Main thread only.
 struct Stats {
-    var accepted = 0
     var completed = 0
     var failed = 0
     var timedOut = 0
