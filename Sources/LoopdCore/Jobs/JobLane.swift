@@ -127,8 +127,10 @@ final class JobLane: @unchecked Sendable {
     private func reportFinished() {
         let done = finishedBatch
         finishedBatch = []
-        mailbox.post(.ended(done))
+        // Whether the main loop sleeps is read before the post: the post
+        // itself wakes it, and would always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
+        mailbox.post(.ended(done))
         let sinks = answer(done, writeNow: writeNow)
         if !sinks.isEmpty { mailbox.post(.flush(sinks)) }
     }
