@@ -142,16 +142,19 @@ final class JobLane: @unchecked Sendable {
     /// or look at (with it: see `ReplySink.deliver`).
     private func answer(_ done: [(Job, ActionOutcome)], writeNow: Bool) -> [ReplySink] {
         guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.sink else { return [] }
-        var sinks = [first]
-        if !done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.sink === first }) {
-            sinks = []
-            var seen = Set<ObjectIdentifier>()
-            for end in done {
-                guard let sink = end.0.reply?.sink, seen.insert(ObjectIdentifier(sink)).inserted else { continue }
-                sinks.append(sink)
-            }
+        if done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.sink === first }) {
+            return deliver(done, to: first, writeNow: writeNow) == .needed || !writeNow ? [first] : []
         }
-        return sinks.filter { deliver(done, to: $0, writeNow: writeNow) == .needed || !writeNow }
+        // Many clients: each sink's ends, in the order they ended, one write each.
+        var groups: [ObjectIdentifier: [(Job, ActionOutcome)]] = [:]
+        var sinks: [ReplySink] = []
+        for end in done {
+            guard let sink = end.0.reply?.sink else { continue }
+            let key = ObjectIdentifier(sink)
+            if groups[key] == nil { sinks.append(sink) }
+            groups[key, default: []].append(end)
+        }
+        return sinks.filter { deliver(groups[ObjectIdentifier($0)]!, to: $0, writeNow: writeNow) == .needed || !writeNow }
     }
 
     /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `sink`.
