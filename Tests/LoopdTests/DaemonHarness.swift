@@ -44,6 +44,18 @@ final class RunningDaemon: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
 
+/// Polls `condition` until it holds or `seconds` pass; the bound only stops
+/// a hung test, it is never what a test asserts.
+@discardableResult
+func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(2000)
+    }
+    return condition()
+}
+
 func makeTempDirectory() -> String {
     var template = Array("/tmp/loopd-test-XXXXXX".utf8CString)
     let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
@@ -120,6 +132,27 @@ final class TestClient {
     func call(_ line: String) -> JSON? {
         send(line)
         return readReply()
+    }
+
+    /// Polls `status` of `job` (bounded) until its state is `wanted`;
+    /// returns the last state seen.
+    @discardableResult
+    func waitForState(_ job: String, _ wanted: String, seconds: Double = 30) -> String {
+        var state = ""
+        waitUntil(seconds) {
+            state = call(#"{"id":"wait-state","op":"status","job":"\#(job)"}"#)?["state"]?.stringValue ?? "?"
+            return state == wanted
+        }
+        return state
+    }
+
+    /// Polls `workers` (bounded) until `worker` holds `held` jobs its mode
+    /// does not admit; returns whether it did.
+    func waitForHeld(_ worker: String, _ held: Int, seconds: Double = 30) -> Bool {
+        waitUntil(seconds) {
+            let list = call(#"{"id":"wait-held","op":"workers"}"#)?["workers"]?.arrayValue ?? []
+            return list.first { $0["name"]?.stringValue == worker }?["held"] == .integer(Int64(held))
+        }
     }
 
     /// Sends `batch` (whole request lines) again and again without reading
