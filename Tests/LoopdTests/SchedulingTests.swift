@@ -9,14 +9,21 @@ import Testing
     @Test func pipelinedRequestsGetOutOfOrderRepliesTaggedWithTheirIds() throws {
         let d = RunningDaemon()
         defer { d.stop() }
-        let c = try d.client()
-        c.send(#"{"id":"slow","op":"submit","action":"sleep","args":["200"],"worker":"w1"}"#)
-        c.send(#"{"id":"fast","op":"submit","action":"echo","args":["x"],"worker":"w2"}"#)
+        let c = try d.client(), control = try d.client()
+        // w1 runs another mode: the first request's job is held, and ends
+        // only when the test switches w1 back, after the other two replies.
+        #expect(control.call(#"{"id":1,"op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
+        c.send(#"{"id":"held","op":"submit","action":"echo","args":["x"],"worker":"w1"}"#)
+        c.send(#"{"id":"fast","op":"submit","action":"echo","args":["y"],"worker":"w2"}"#)
         c.send(#"{"id":"ping","op":"ping"}"#)
-        var ids: [String] = []
-        for _ in 0..<3 { ids.append(c.readReply()?["id"]?.stringValue ?? "?") }
-        #expect(Set(ids) == ["slow", "fast", "ping"])
-        #expect(ids.last == "slow")  // finished last, answered last
+        var ids: Set<String> = []
+        for _ in 0..<2 { ids.insert(c.readReply()?["id"]?.stringValue ?? "?") }
+        #expect(ids == ["fast", "ping"])
+        #expect(control.waitForHeld("w1", 1), "the first request's job is not held by w1's mode")
+        #expect(control.call(#"{"id":2,"op":"mode","worker":"w1","mode":"default"}"#)?.ok == true)
+        let last = try #require(c.readReply())
+        #expect(last["id"] == "held")  // finished last, answered last
+        #expect(last["result"]?["output"] == "x")
     }
 
     @Test func jobsOnOneWorkerRunInArrivalOrderUnderManyClients() throws {
@@ -109,24 +116,36 @@ import Testing
         let d = RunningDaemon()
         defer { d.stop() }
         let a = try d.client(), b = try d.client()
-        _ = a.call(#"{"id":0,"op":"submit","action":"sleep","args":["300"],"worker":"w1","wait":false}"#)
+        // w1 runs another mode: the victim stays queued until it is cancelled.
+        #expect(b.call(#"{"id":1,"op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
+        // The victim's own reply comes only when it ends, so its id is the
+        // one the daemon gave out between two other submits; every step of
+        // that is checked below, up to the victim's reply naming the same id.
+        let before = try #require(b.call(#"{"id":2,"op":"submit","action":"noop","worker":"w2","wait":false}"#)?["job"]?.stringValue)
         a.send(#"{"id":"victim","op":"submit","action":"echo","worker":"w1"}"#)
-        var job: String?
-        for _ in 0..<200 {
-            let w = b.call(#"{"id":1,"op":"stats"}"#)
-            if w?["accepted"] == .integer(2) { break }
-            usleep(2000)
-        }
-        // Find the queued job's id through status of recent ids: the victim is the second accepted job.
-        let first = try #require(b.call(#"{"id":2,"op":"submit","action":"noop","worker":"w2"}"#)?["job"]?.stringValue)
-        let prefix = first.split(separator: "-").first.map(String.init) ?? ""
-        job = "\(prefix)-2"
-        let cancel = try #require(b.call(#"{"id":3,"op":"cancel","job":"\#(job!)"}"#))
+        #expect(b.waitForHeld("w1", 1), "the victim was never accepted and held")
+        let after = try #require(b.call(#"{"id":3,"op":"submit","action":"noop","worker":"w2","wait":false}"#)?["job"]?.stringValue)
+        let job = try #require(jobID(between: before, and: after), "no single job id between \(before) and \(after)")
+        let status = try #require(b.call(#"{"id":4,"op":"status","job":"\#(job)"}"#))
+        #expect(status["state"] == "queued" && status["worker"] == "w1" && status["action"] == "echo", "\(status)")
+        let cancel = try #require(b.call(#"{"id":5,"op":"cancel","job":"\#(job)"}"#))
         #expect(cancel["cancelled"] == true)
         let reply = try #require(a.readReply())
         #expect(reply["id"] == "victim")
+        #expect(reply["job"]?.stringValue == job)
         #expect(reply.errorCode == "cancelled")
     }
+}
+
+/// The one id a daemon gave out between two of its ids, `before` and
+/// `after`, or nil if they are not exactly two apart. Clients treat job ids
+/// as opaque; these tests know the daemon's generator (`JobIDGenerator`:
+/// `<start>-<counter>`, both base 36), and the callers check the id they get.
+func jobID(between before: String, and after: String) -> String? {
+    let b = before.split(separator: "-"), a = after.split(separator: "-")
+    guard b.count == 2, a.count == 2, b[0] == a[0],
+          let first = UInt64(b[1], radix: 36), let last = UInt64(a[1], radix: 36), last == first + 2 else { return nil }
+    return "\(b[0])-\(String(first + 1, radix: 36))"
 }
 
 /// What the recording action saw: (client, sequence) in run order, whether
