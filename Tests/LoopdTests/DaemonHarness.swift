@@ -56,6 +56,49 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// The loopctl executable built beside the test bundle, if there is one.
+func loopctlBinary() -> URL? {
+    var directory = Bundle.main.bundleURL
+    if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+    for candidate in [directory, Bundle.main.bundleURL.deletingLastPathComponent()] {
+        let url = candidate.appendingPathComponent("loopctl")
+        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    return nil
+}
+
+/// What a child process printed and how it exited.
+struct ChildOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs `binary` with `arguments` as user `uid` (its primary group, no
+/// supplementary groups) through setpriv(1); needs root. Bounded: a child
+/// still running after `seconds` is killed and reported as status -1.
+func runAsUser(_ uid: uid_t, _ binary: URL, _ arguments: [String], seconds: Double = 30) throws -> ChildOutput {
+    guard let user = getpwuid(uid) else { throw POSIXError(.EINVAL) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    process.arguments = ["--reuid=\(uid)", "--regid=\(user.pointee.pw_gid)", "--clear-groups", "--", binary.path] + arguments
+    process.environment = ["PATH": "/usr/bin:/bin"]
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    if !waitUntil(seconds, { !process.isRunning }) {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return ChildOutput(status: -1, stdout: "", stderr: "killed after \(seconds) s")
+    }
+    process.waitUntilExit()
+    return ChildOutput(status: process.terminationStatus,
+                       stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                       stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+}
+
 func makeTempDirectory() -> String {
     var template = Array("/tmp/loopd-test-XXXXXX".utf8CString)
     let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }

@@ -557,20 +557,10 @@ struct LoopctlEndToEndTests {
 
     @Test("the loopctl executable exits 3 with no daemon and 2 on a usage error")
     func executableExitCodes() throws {
-        let binary = try #require(Self.loopctlBinary(), "loopctl binary not found next to the test bundle")
+        let binary = try #require(loopctlBinary(), "loopctl binary not found next to the test bundle")
         #expect(try Self.run(binary, ["ping", "--socket", temporarySocketPath()]) == 3)
         #expect(try Self.run(binary, ["submit", "--worker", "a", "--key", "b", "echo"]) == 2)
         #expect(try Self.run(binary, ["--help"]) == 0)
-    }
-
-    private static func loopctlBinary() -> URL? {
-        var directory = Bundle.main.bundleURL
-        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        for candidate in [directory, Bundle.main.bundleURL.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("loopctl")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return nil
     }
 
     private static func run(_ binary: URL, _ arguments: [String]) throws -> Int32 {
