@@ -56,6 +56,14 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// Bytes this Unix stream socket sent that its peer has not read yet
+/// (SIOCOUTQ; counted with the kernel's per-buffer overhead, so compare
+/// with 0, not with a length).
+func bytesUnreadByPeer(_ fd: Int32) -> Int32 {
+    var queued: Int32 = 0
+    return ioctl(fd, UInt(TIOCOUTQ), &queued) == 0 ? queued : -1
+}
+
 /// The loopctl executable built beside the test bundle, if there is one.
 func loopctlBinary() -> URL? {
     var directory = Bundle.main.bundleURL
