@@ -127,8 +127,9 @@ uninstall:
 	fi
 
 ## loopd under a real systemd booted privately for the test (needs root;
-## builds release binaries in .build, then installs them in the
-## test's namespaces only): Tests/systemd/run.sh.
+## builds release binaries in .build, then installs them into a private root
+## inside the test's namespaces: it neither depends on nor changes what this
+## machine has installed): Tests/systemd/run.sh.
 test-systemd: setup
 	Tests/systemd/run.sh
 

@@ -10,7 +10,7 @@ import Glibc
 
 /// (c) Lateness of a 10 ms repeating timer: lateness = fire time − (anchor +
 /// k × interval), the anchor read on the timer's own thread just before the
-/// timer is armed, k the grid point the fire belongs to (see `FireLog`).
+/// timer is armed, k the grid point the fire was due for (see `FireLog`).
 /// Subjects run at once with staggered grids, or one after another (see
 /// `concurrent`).
 struct TimerLatenessBenchmark {
@@ -116,8 +116,9 @@ struct TimerLatenessBenchmark {
                 + "ratio = LoopRuntime ÷ peer (< 1: LoopRuntime more punctual). "
                 + "A negative min would mean a timer fired early.",
             "p99 of each round: \(eachRound).",
-            "Each fire is matched to the grid point after the previous fire's, or, when a timer skipped grid points "
-                + "after a late fire (CF's and LoopTimer's rule R13), to the latest grid point passed; skips are counted.",
+            "Each fire's lateness is measured from the grid point it was due for, the one after the previous fire's, "
+                + "so a stall counts in full (max is the longest one); when a timer skipped grid points after a late fire "
+                + "(CF's and LoopTimer's rule R13), the next fires are matched from the latest grid point passed; skips are counted.",
             "LoopRuntime: LoopTimer(after: 10 ms, interval: 10 ms, tolerance: .zero) in .common on a LoopThread. "
                 + "Dispatch: DispatchSourceTimer, leeway 0, .strict, on a serial queue. "
                 + "NIO: fixed-rate chain of scheduleTask(deadline: anchor + k × 10 ms) (scheduleRepeatedTask is fixed-delay). "
@@ -226,19 +227,22 @@ struct TimerLatenessBenchmark {
 /// callback at a time; read by the main thread only after `waitFull`, which
 /// the semaphore inside `Finish` orders after every write — hence no lock.
 ///
-/// Each fire is matched to a grid point k (due at anchor + k × interval):
-/// the one after the previous fire's, or the latest one already passed if
-/// that is later. A timer that fires once for several missed points (CF,
-/// LoopTimer's R13, a timerfd read with several expirations) is thus not
-/// charged a whole interval on every later fire; the price is that a fire
-/// more than one interval late is measured from the latest point passed.
-/// Skipped points are counted and shown.
+/// Each fire serves the grid point after the previous fire's (due at
+/// anchor + k × interval) and its lateness is measured from that point, so
+/// a stall shows at its full length, however many intervals it spans. A
+/// timer that fires once for several missed points (CF, LoopTimer's R13, a
+/// timerfd read with several expirations) then goes on from the latest
+/// point already passed: the fire is matched to that point for the count,
+/// so later fires are not each charged the intervals it covered. Skipped
+/// points are counted and shown.
 private final class FireLog: @unchecked Sendable {
     let expected: Int
     let intervalNs: UInt64
     private(set) var anchorNanoseconds: UInt64 = 0
-    /// (fire time, grid point) per fire.
-    private var fires: [(stamp: UInt64, k: UInt64)] = []
+    /// Per fire: when it came, the grid point it was due for (the one after
+    /// the previous fire's), and the point it is matched to (`due`, or the
+    /// latest point passed if later).
+    private var fires: [(stamp: UInt64, due: UInt64, k: UInt64)] = []
     private let full = Finish()
 
     init(expected: Int, intervalNs: UInt64) {
@@ -261,7 +265,7 @@ private final class FireLog: @unchecked Sendable {
         guard (fires.last?.k ?? 0) < UInt64(expected) else { return true }
         let next = (fires.last?.k ?? 0) + 1
         let latestPassed = now > anchorNanoseconds ? (now - anchorNanoseconds) / intervalNs : 0
-        fires.append((now, Swift.max(next, latestPassed)))
+        fires.append((now, next, Swift.max(next, latestPassed)))
         if fires.last!.k >= UInt64(expected) {
             full.finish()
             return true
@@ -276,8 +280,9 @@ private final class FireLog: @unchecked Sendable {
         }
     }
 
-    /// Lateness of each fire against its grid point, nanoseconds (negative = early).
+    /// Lateness of each fire against the grid point it was due for,
+    /// nanoseconds (negative = early); not capped at one interval.
     var lateness: [Int64] {
-        fires.map { Int64($0.stamp) - Int64(anchorNanoseconds + $0.k * intervalNs) }
+        fires.map { Int64($0.stamp) - Int64(anchorNanoseconds + $0.due * intervalNs) }
     }
 }

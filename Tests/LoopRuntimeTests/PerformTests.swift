@@ -139,8 +139,37 @@ import Testing
         ])
     }
 
-    @Test func R24_aStoppedLoopThreadRefusesRequests() {
-        let worker = LoopThread(name: "r24-stopped")
+    @Test func R24_aRequestForAModeTheThreadIsNotRunningWaitsAndIsNotLost() {
+        let worker = LoopThread(name: "r24-held", mode: "r24-other")
+        defer { shutDown(worker) }
+        let log = Recorder<String>()
+        let caller = TestThread("r24-caller") { () -> Bool in
+            worker.perform(waitUntilDone: true, modes: [.default]) { log.append("request") }
+        }
+        let later = Recorder<Int>()
+        for i in 0..<3 { worker.perform(modes: [.default]) { later.append(i) } }
+        // The premise: all four are queued (the caller's too, which another
+        // thread queues) before the passes below begin.
+        #expect(eventually { queuedBlocks(worker.loop, for: .default) == 4 }, "the requests were never all queued")
+        // Passes of a mode that does not admit them: each round trip is a
+        // pass begun after the requests were queued, so they had every
+        // chance to run (or be dropped) there.
+        for _ in 0..<3 { #expect(roundTrip(worker, modes: ["r24-other"])) }
+        #expect(log.all.isEmpty, "a request ran in a mode that does not admit it")
+        #expect(later.all.isEmpty)
+        #expect(!caller.isFinished, "the waiting caller was released before its request ran")
+        #expect(eventually { queuedBlocks(worker.loop, for: .default) == 4 }, "a held request left the queue")
+        worker.setRunMode(.default)
+        #expect(caller.join() == true, "the waiting caller is told its request ran")
+        #expect(eventually { later.count == 3 })
+        #expect(log.all == ["request"], "it ran once, when a mode that admits it ran")
+        #expect(later.all == [0, 1, 2], "none lost, in the order they were queued")
+    }
+
+    // MARK: LoopThread shutdown
+
+    @Test func aStoppedLoopThreadRefusesRequests() {
+        let worker = LoopThread(name: "stopped")
         shutDown(worker)
         let ran = Counter()
         #expect(worker.perform { ran.increment() } == false)
@@ -197,6 +226,13 @@ import Testing
             return log.all
         }
         #expect(o == ["next timer at +30: true", "ran on its thread: true", "finished", "timers left: 0"])
+    }
+
+    /// How many blocks wait in `loop`'s queue for a pass of `mode`, one of its
+    /// common modes. A pass that is running blocks has taken them out: a
+    /// caller that needs a stable count waits for it.
+    private func queuedBlocks(_ loop: Loop, for mode: Loop.Mode) -> Int {
+        loop.inbox.withLock { $0.blocks.admittedCount(mode: mode, modeIsCommon: true) }
     }
 
     /// Returns once the worker's loop has finished a pass begun after this

@@ -45,6 +45,58 @@ final class RunningDaemon: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
 
+/// Polls `condition` until it holds or `seconds` pass; the bound only stops
+/// a hung test, it is never what a test asserts.
+@discardableResult
+func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(2000)
+    }
+    return condition()
+}
+
+/// Bytes this Unix stream socket sent that its peer has not read yet
+/// (SIOCOUTQ; counted with the kernel's per-buffer overhead, so compare
+/// with 0, not with a length).
+func bytesUnreadByPeer(_ fd: Int32) -> Int32 {
+    var queued: Int32 = 0
+    return ioctl(fd, UInt(TIOCOUTQ), &queued) == 0 ? queued : -1
+}
+
+/// What a child process printed and how it exited.
+struct ChildOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs `binary` with `arguments` as user `uid` (its primary group, no
+/// supplementary groups) through setpriv(1); needs root. Bounded: a child
+/// still running after `seconds` is killed and reported as status -1.
+func runAsUser(_ uid: uid_t, _ binary: URL, _ arguments: [String], seconds: Double = 30) throws -> ChildOutput {
+    guard let user = getpwuid(uid) else { throw POSIXError(.EINVAL) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    process.arguments = ["--reuid=\(uid)", "--regid=\(user.pointee.pw_gid)", "--clear-groups", "--", binary.path] + arguments
+    process.environment = ["PATH": "/usr/bin:/bin"]
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    if !waitUntil(seconds, { !process.isRunning }) {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return ChildOutput(status: -1, stdout: "", stderr: "killed after \(seconds) s")
+    }
+    process.waitUntilExit()
+    return ChildOutput(status: process.terminationStatus,
+                       stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                       stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+}
+
 func makeTempDirectory() -> String {
     var template = Array("/tmp/loopd-test-XXXXXX".utf8CString)
     let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
@@ -124,6 +176,27 @@ final class TestClient {
     func call(_ line: String) -> JSON? {
         send(line)
         return readReply()
+    }
+
+    /// Polls `status` of `job` (bounded) until its state is `wanted`;
+    /// returns the last state seen.
+    @discardableResult
+    func waitForState(_ job: String, _ wanted: String, seconds: Double = 30) -> String {
+        var state = ""
+        waitUntil(seconds) {
+            state = call(#"{"id":"wait-state","op":"status","job":"\#(job)"}"#)?["state"]?.stringValue ?? "?"
+            return state == wanted
+        }
+        return state
+    }
+
+    /// Polls `workers` (bounded) until `worker` holds `held` jobs its mode
+    /// does not admit; returns whether it did.
+    func waitForHeld(_ worker: String, _ held: Int, seconds: Double = 30) -> Bool {
+        waitUntil(seconds) {
+            let list = call(#"{"id":"wait-held","op":"workers"}"#)?["workers"]?.arrayValue ?? []
+            return list.first { $0["name"]?.stringValue == worker }?["held"] == .integer(Int64(held))
+        }
     }
 
     /// Sends `batch` (whole request lines) again and again without reading

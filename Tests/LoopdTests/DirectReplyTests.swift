@@ -44,7 +44,12 @@ import Testing
         let job = try #require(reply["job"]?.stringValue)
         c.send(#"{"id":"status","op":"status","job":"\#(job)"}"#)
         c.send(#"{"id":"stats","op":"stats"}"#)
-        usleep(20_000)  // lets both requests reach the socket before the main thread resumes; not a pass condition
+        // The premise: both requests wait in the daemon's socket when its
+        // main thread resumes. A Unix stream send queues its bytes on the
+        // receiving socket before it returns, and until they are read the
+        // kernel counts them against the sender (SIOCOUTQ); the only reader
+        // is the held main thread.
+        #expect(bytesUnreadByPeer(c.fd) > 0, "the requests are not waiting unread in the daemon's socket")
         releaseMain.signal()
         #expect(c.readReply()?["state"] == "completed")
         #expect(c.readReply()?["completed"] == .integer(1))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LoopdCore
 import LoopdProtocol
 import Testing
 
@@ -60,14 +61,14 @@ import Testing
         }
     }
 
-    private func waitForState(_ c: TestClient, _ job: String, _ wanted: String) -> String {
-        var state = ""
-        for _ in 0..<3000 {
-            state = c.call(#"{"id":"s","op":"status","job":"\#(job)"}"#)?["state"]?.stringValue ?? "?"
-            if state == wanted { break }
-            usleep(5000)
-        }
-        return state
+    /// The unfinished jobs journal.log holds, read with the daemon's own
+    /// reader from a copy (reading recovers the copy: it may cut a torn tail).
+    private func pendingInJournal(stateDirectory: String) throws -> [String] {
+        let copy = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try FileManager.default.copyItem(atPath: stateDirectory + "/journal.log", toPath: copy + "/journal.log")
+        let journal = try JobJournal(directory: copy, fsync: false, retentionSeconds: 86_400)
+        return journal.recovered.pending.map(\.id)
     }
 
     @Test func acknowledgedDurableJobsRunAgainAfterSIGKILL() throws {
@@ -81,26 +82,34 @@ import Testing
         let done = try #require(c.call(#"{"id":1,"op":"submit","action":"echo","args":["before"],"durable":true}"#))
         #expect(done["state"] == "completed")
         let doneID = try #require(done["job"]?.stringValue)
-        // A busy lane: one long durable job running, three queued behind it.
+        // A held lane: w1 runs another mode, so none of its four durable
+        // jobs can start, let alone finish, before the kill. (The mode is
+        // not kept across a restart: w1 comes back in its default mode.)
+        #expect(c.call(#"{"id":2,"op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
         var pending: [String] = []
-        let blocker = try #require(c.call(#"{"id":2,"op":"submit","action":"sleep","args":["400"],"worker":"w1","durable":true,"wait":false}"#))
+        let blocker = try #require(c.call(#"{"id":3,"op":"submit","action":"sleep","args":["50"],"worker":"w1","durable":true,"wait":false}"#))
         pending.append(try #require(blocker["job"]?.stringValue))
         for i in 0..<3 {
             let r = try #require(c.call(#"{"id":\#(10 + i),"op":"submit","action":"echo","args":["after \#(i)"],"worker":"w1","durable":true,"wait":false}"#))
             #expect(r.ok == true)
             pending.append(try #require(r["job"]?.stringValue))
         }
+        // The premise: at the kill the four are acknowledged and unfinished.
+        #expect(c.waitForHeld("w1", 4), "w1 does not hold its four jobs")
+        let stats = try #require(c.call(#"{"id":4,"op":"stats"}"#))
+        #expect(stats["journal"]?["pending"] == .integer(4), "\(stats)")
         // Acknowledged means journaled: kill the process without warning.
         d.kill()
+        #expect(try pendingInJournal(stateDirectory: dir + "/state") == pending, "the journal left by the kill")
 
         try d.start()
         c = try TestClient(path: d.socketPath)
         for job in pending {
-            #expect(waitForState(c, job, "completed") == "completed", "job \(job)")
+            #expect(c.waitForState(job, "completed") == "completed", "job \(job)")
         }
-        let last = try #require(c.call(#"{"id":3,"op":"status","job":"\#(pending[3])"}"#))
+        let last = try #require(c.call(#"{"id":5,"op":"status","job":"\#(pending[3])"}"#))
         #expect(last["result"]?["output"] == "after 2")
-        let old = try #require(c.call(#"{"id":4,"op":"status","job":"\#(doneID)"}"#))
+        let old = try #require(c.call(#"{"id":6,"op":"status","job":"\#(doneID)"}"#))
         #expect(old["state"] == "completed")
         #expect(old["result"]?["output"] == "before")
         d.terminate()

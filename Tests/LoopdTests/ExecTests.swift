@@ -6,29 +6,46 @@ import Testing
 /// Issue 3 item 4: exec actions — fixed argv, client arguments, output cap,
 /// timeout with SIGTERM then SIGKILL, exit through a pidfd.
 @Suite(.serialized) struct ExecTests {
-    private func exec(_ argv: [String], _ tweak: (inout DaemonConfig.Exec) -> Void = { _ in }) -> DaemonConfig.Action {
+    private func spec(_ argv: [String], _ tweak: (inout DaemonConfig.Exec) -> Void = { _ in }) -> DaemonConfig.Exec {
         var spec = DaemonConfig.Exec(argv: argv)
         spec.env = ["PATH": "/usr/bin:/bin"]
         tweak(&spec)
+        return spec
+    }
+
+    private func exec(_ argv: [String], _ tweak: (inout DaemonConfig.Exec) -> Void = { _ in }) -> DaemonConfig.Action {
         var a = DaemonConfig.Action()
         a.allowAnyUser = true
-        a.exec = spec
+        a.exec = spec(argv, tweak)
         return a
     }
 
     private func daemon() -> RunningDaemon {
-        RunningDaemon { config in
+        RunningDaemon(configure: { config in
             config.actions["hello"] = exec(["/bin/echo", "hello"])
             config.actions["say"] = exec(["/usr/bin/printf", "%s|"]) { $0.maxClientArgs = 4 }
-            config.actions["flood"] = exec(["/usr/bin/yes", "0123456789"]) { $0.outputCapBytes = 1000; $0.timeoutMs = 300 }
-            config.actions["stubborn"] = exec(["/bin/sh", "-c", "trap '' TERM; echo started; while :; do sleep 0.05; done"]) {
-                $0.timeoutMs = 200; $0.killGraceMs = 200
-            }
             config.actions["polite"] = exec(["/bin/sleep", "30"]) { $0.timeoutMs = 100 }
             config.actions["exit3"] = exec(["/bin/sh", "-c", "echo oops >&2; exit 3"])
             config.actions["env"] = exec(["/usr/bin/env"])
             config.actions["fds"] = exec(["/bin/ls", "/proc/self/fd"])
-        }
+        }, register: { daemon in
+            // Report files go in the test daemon's own directory, removed with it.
+            let reports = (daemon.config.server.stateDirectory as NSString).deletingLastPathComponent
+            // Writes 4096 bytes, says so, then floods until the timeout stops it.
+            let flood = spec(["/bin/sh", "-c", #"head -c 4096 /dev/zero | tr '\0' x; : > "$1"; exec yes 0123456789"#,
+                              "flood", reports + "/flooded"]) { $0.outputCapBytes = 1000; $0.timeoutMs = 50 }
+            daemon.register(action: ReportingExec(exec: ExecAction(name: "flood", spec: flood),
+                                                  reported: reports + "/flooded"), named: "flood")
+            // Takes SIGTERM with a handler that prints and reports, and goes on.
+            let stubborn = spec(["/bin/sh", "-c",
+                                 #"trap 'echo term; : > "$2"' TERM; echo started; : > "$1"; while :; do sleep 0.05; done"#,
+                                 "stubborn", reports + "/installed", reports + "/survived"]) {
+                $0.timeoutMs = 50; $0.killGraceMs = 100
+            }
+            daemon.register(action: ReportingExec(exec: ExecAction(name: "stubborn", spec: stubborn),
+                                                  reported: reports + "/installed", afterSIGTERM: reports + "/survived"),
+                            named: "stubborn")
+        })
     }
 
     @Test func execRunsTheFixedArgvAndCapturesStdout() throws {
@@ -65,7 +82,9 @@ import Testing
         let d = daemon()
         defer { d.stop() }
         let r = try #require(try d.client().call(#"{"id":1,"op":"submit","action":"flood"}"#))
-        #expect(r["result"]?["stdout"]?.stringValue?.utf8.count == 1000)
+        // The child wrote 4096 bytes before its timeout could stop it: all
+        // of them are read, the first 1000 kept.
+        #expect(r["result"]?["stdout"]?.stringValue == String(repeating: "x", count: 1000))
         #expect(r["result"]?["stdout_truncated"] == true)
         #expect(r.errorCode == "timeout", "\(r)")
     }
@@ -78,13 +97,16 @@ import Testing
         #expect(r["result"]?["signal"] == .integer(Int64(SIGTERM)))
     }
 
-    @Test func childIgnoringSIGTERMIsKilled() throws {
+    @Test func childSurvivingSIGTERMIsKilledAfterTheGrace() throws {
         let d = daemon()
         defer { d.stop() }
         let r = try #require(try d.client().call(#"{"id":1,"op":"submit","action":"stubborn"}"#))
+        // The premise, in the child's own words: its handler was in place
+        // before the timeout's SIGTERM ("started"), and the SIGTERM came and
+        // was survived ("term").
+        #expect(r["result"]?["stdout"] == "started\nterm\n")
         #expect(r.errorCode == "timeout")
         #expect(r["result"]?["signal"] == .integer(Int64(SIGKILL)))
-        #expect(r["result"]?["stdout"] == "started\n")
     }
 
     @Test func perJobTimeoutOverridesTheActionsTimeout() throws {
@@ -103,5 +125,34 @@ import Testing
         let fds = try #require(c.call(#"{"id":2,"op":"submit","action":"fds"}"#))
         // ls itself holds 0, 1, 2 and the directory it lists (3).
         #expect(fds["result"]?["stdout"] == "0\n1\n2\n3\n")
+    }
+}
+
+/// An exec action whose job's deadline can pass only after its child has
+/// reported reaching a point (it creates the file `reported`). The job's
+/// timeout timer is on the worker's loop before the action starts, but a
+/// timer that comes due while a handler runs fires on a later pass (R12):
+/// `start` returns only after the report, so the timeout's SIGTERM finds the
+/// child past that point however slowly it started. With `afterSIGTERM`,
+/// the timeout handler likewise returns (and the SIGKILL grace timer can
+/// fire) only after the child created that file. Each wait is bounded; a
+/// child that never reports leaves the test to fail on its output.
+private struct ReportingExec: JobAction {
+    let exec: ExecAction
+    let reported: String
+    var afterSIGTERM: String?
+
+    var defaultTimeoutMs: Int64? { exec.defaultTimeoutMs }
+
+    func validate(args: [String]) throws(ProtocolError) { try exec.validate(args: args) }
+
+    func start(_ context: ActionContext) {
+        exec.start(context)
+        waitUntil { access(reported, F_OK) == 0 }
+        guard let afterSIGTERM, let sendSIGTERM = context.onTimeout else { return }
+        context.onTimeout = {
+            sendSIGTERM()
+            waitUntil { access(afterSIGTERM, F_OK) == 0 }
+        }
     }
 }

@@ -95,29 +95,46 @@ import Testing
         let d = RunningDaemon { $0.limits.maxQueuedJobsPerWorker = 2 }
         defer { d.stop() }
         let c = try d.client()
+        // w1 runs another mode: the two jobs are held, and stay queued (they
+        // count toward the limit) for as long as the test needs.
+        #expect(c.call(#"{"id":"m","op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
         for i in 0..<2 {
-            #expect(c.call(#"{"id":\#(i),"op":"submit","action":"sleep","args":["300"],"worker":"w1","wait":false}"#)?.ok == true)
+            #expect(c.call(#"{"id":\#(i),"op":"submit","action":"echo","worker":"w1","wait":false}"#)?.ok == true)
         }
+        #expect(c.waitForHeld("w1", 2), "the two jobs are not both held")
         let r = try #require(c.call(#"{"id":9,"op":"submit","action":"echo","worker":"w1"}"#))
         #expect(r.errorCode == "queue_full")
         #expect(c.call(#"{"id":10,"op":"submit","action":"echo","worker":"w2"}"#)?.ok == true)
     }
 
-    @Test func forbiddenWhenThePolicyRefusesTheUID() throws {
+    /// Run as root, the test's own client is always allowed, so the refusal
+    /// is proved with a client of another uid: loopctl run as `nobody`
+    /// (setpriv). Not as root, there is no second uid to be, and the
+    /// daemon's own uid is always allowed too: the test cannot run.
+    @Test(.enabled(if: getuid() == 0, "needs root, to run a client as another uid"))
+    func forbiddenWhenThePolicyRefusesTheUID() throws {
+        let nobody = try #require(getpwnam("nobody")?.pointee.pw_uid, "no user nobody")
+        let loopctl = try #require(LoopctlBinary.url(), "no loopctl next to the test bundle")
         let d = RunningDaemon { config in
+            config.server.socketMode = 0o666
             var policy = DaemonConfig.Action()
             policy.allowUsers = [424_242]
             config.actions["echo"] = policy
         }
         defer { d.stop() }
-        let c = try d.client()
-        let r = try #require(c.call(#"{"id":1,"op":"submit","action":"echo"}"#))
-        if getuid() == 0 {
-            // root is always allowed; nothing to refuse.
-            #expect(r.ok == true)
-        } else {
-            #expect(r.errorCode == "forbidden")
+        #expect(chmod(d.directory, 0o755) == 0)  // nobody may reach the socket; its mode lets it connect
+        func submitAsNobody(_ action: String) throws -> (output: ChildOutput, reply: JSON?) {
+            let out = try runAsUser(nobody, loopctl, ["submit", "--socket", d.socketPath, "--json", action])
+            return (out, try? JSONParser.parse(Array(out.stdout.utf8.prefix { $0 != 0x0A })))
         }
+        // The premise: a client running as nobody is served (an action open
+        // to everyone runs), and the refused request is allowed from root.
+        let open = try submitAsNobody("noop")
+        #expect(open.output.status == 0 && open.reply?.ok == true, "nobody is not served: \(open.output)")
+        #expect(try d.client().call(#"{"id":1,"op":"submit","action":"echo"}"#)?.ok == true, "root is always allowed")
+        let refused = try submitAsNobody("echo")
+        #expect(refused.reply?.errorCode == "forbidden", "\(refused.output)")
+        #expect(refused.output.status == 5)  // loopctl: refused by the daemon
     }
 
     @Test func lineOverTheLimitIsTooLargeAndCloses() throws {

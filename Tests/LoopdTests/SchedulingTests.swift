@@ -9,14 +9,21 @@ import Testing
     @Test func pipelinedRequestsGetOutOfOrderRepliesTaggedWithTheirIds() throws {
         let d = RunningDaemon()
         defer { d.stop() }
-        let c = try d.client()
-        c.send(#"{"id":"slow","op":"submit","action":"sleep","args":["200"],"worker":"w1"}"#)
-        c.send(#"{"id":"fast","op":"submit","action":"echo","args":["x"],"worker":"w2"}"#)
+        let c = try d.client(), control = try d.client()
+        // w1 runs another mode: the first request's job is held, and ends
+        // only when the test switches w1 back, after the other two replies.
+        #expect(control.call(#"{"id":1,"op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
+        c.send(#"{"id":"held","op":"submit","action":"echo","args":["x"],"worker":"w1"}"#)
+        c.send(#"{"id":"fast","op":"submit","action":"echo","args":["y"],"worker":"w2"}"#)
         c.send(#"{"id":"ping","op":"ping"}"#)
-        var ids: [String] = []
-        for _ in 0..<3 { ids.append(c.readReply()?["id"]?.stringValue ?? "?") }
-        #expect(Set(ids) == ["slow", "fast", "ping"])
-        #expect(ids.last == "slow")  // finished last, answered last
+        var ids: Set<String> = []
+        for _ in 0..<2 { ids.insert(c.readReply()?["id"]?.stringValue ?? "?") }
+        #expect(ids == ["fast", "ping"])
+        #expect(control.waitForHeld("w1", 1), "the first request's job is not held by w1's mode")
+        #expect(control.call(#"{"id":2,"op":"mode","worker":"w1","mode":"default"}"#)?.ok == true)
+        let last = try #require(c.readReply())
+        #expect(last["id"] == "held")  // finished last, answered last
+        #expect(last["result"]?["output"] == "x")
     }
 
     @Test func jobsOnOneWorkerRunInArrivalOrderUnderManyClients() throws {
@@ -110,22 +117,20 @@ import Testing
         let d = RunningDaemon()
         defer { d.stop() }
         let a = try d.client(), b = try d.client()
-        _ = a.call(#"{"id":0,"op":"submit","action":"sleep","args":["300"],"worker":"w1","wait":false}"#)
+        // w1 runs another mode: the victim stays queued until it is cancelled.
+        #expect(b.call(#"{"id":1,"op":"mode","worker":"w1","mode":"maintenance"}"#)?.ok == true)
+        // The victim's own reply comes only when it ends: its id is read from
+        // the held jobs the daemon lists, and the reply must name the same id.
         a.send(#"{"id":"victim","op":"submit","action":"echo","worker":"w1"}"#)
-        var job: String?
-        for _ in 0..<200 {
-            let w = b.call(#"{"id":1,"op":"stats"}"#)
-            if w?["accepted"] == .integer(2) { break }
-            usleep(2000)
-        }
-        // Find the queued job's id through status of recent ids: the victim is the second accepted job.
-        let first = try #require(b.call(#"{"id":2,"op":"submit","action":"noop","worker":"w2"}"#)?["job"]?.stringValue)
-        let prefix = first.split(separator: "-").first.map(String.init) ?? ""
-        job = "\(prefix)-2"
-        let cancel = try #require(b.call(#"{"id":3,"op":"cancel","job":"\#(job!)"}"#))
+        #expect(b.waitForHeld("w1", 1), "the victim was never accepted and held")
+        let held = try #require(b.call(#"{"id":2,"op":"jobs","state":"held","worker":"w1"}"#)?["jobs"]?.arrayValue)
+        #expect(held.count == 1 && held.first?["action"] == "echo", "\(held)")
+        let job = try #require(held.first?["job"]?.stringValue)
+        let cancel = try #require(b.call(#"{"id":5,"op":"cancel","job":"\#(job)"}"#))
         #expect(cancel["cancelled"] == true)
         let reply = try #require(a.readReply())
         #expect(reply["id"] == "victim")
+        #expect(reply["job"]?.stringValue == job)
         #expect(reply.errorCode == "cancelled")
     }
 }

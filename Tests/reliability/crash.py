@@ -13,7 +13,10 @@ The journal has fsync on. Each round:
   3. load: a few client threads pipeline durable submits (echo, a `record`
      exec action that appends a unique token to a file, short sleeps; with
      and without wait) while earlier jobs complete;
-  4. SIGKILL at a random moment 50..600 ms into the load.
+  4. SIGKILL at a random moment 50..600 ms into the load. A submitter
+     thread ends on a connection error (closed, reset, refused) that comes
+     after the kill; every other error, and any error before the kill, is
+     counted and fails the run.
 
 Some rounds also damage the tail of state/journal.log before the restart, as
 a crash in the middle of a write would: garbage bytes, or the first part of a
@@ -75,22 +78,39 @@ class Ledger:
         self.sent = 0
         self.unacked = 0
         self.problems = []
+        self.kill_errors = collections.Counter()  # exception type -> count, seen after the kill
+        self.unexpected_errors = 0
+        self.unexpected_examples = []
 
     def problem(self, text):
         with self.lock:
             if len(self.problems) < 20:
                 self.problems.append(text)
 
+    def client_error(self, rnd, k, error, after_kill):
+        """Files what ended a submitter thread. Only a connection error
+        (closed, reset, refused, broken pipe) after the kill was sent is the
+        kill; anything else, or anything before it, is counted against
+        loopd: a daemon that answers garbage or drops connections under load
+        must not pass for one that was killed."""
+        with self.lock:
+            if after_kill and isinstance(error, ConnectionError):
+                self.kill_errors[type(error).__name__] += 1
+                return
+            self.unexpected_errors += 1
+            if len(self.unexpected_examples) < 10:
+                when = "after" if after_kill else "before"
+                self.unexpected_examples.append(f"round {rnd} thread {k}, {when} the kill: {error!r}")
 
-def submitter(path, rnd, k, rng, ledger, stop):
-    """Pipelines durable submits until the daemon dies or `stop` is set."""
+
+def submitter(path, rnd, k, rng, ledger, stop, killed):
+    """Pipelines durable submits until the daemon dies or `stop` is set.
+    `killed` is set just before the SIGKILL is sent."""
     n = 0
     batch = {}
+    c = None
     try:
         c = Client(path, timeout=10)
-    except OSError:
-        return
-    try:
         while not stop.is_set():
             batch = {}
             for _ in range(rng.randint(1, 4)):
@@ -137,12 +157,13 @@ def submitter(path, rnd, k, rng, ledger, stop):
                     ledger.unconfirmed.add(r["job"])
                     if kind == "record":
                         ledger.record_tokens_acked[req["id"]] = r["job"]
-    except (OSError, ConnectionError, ValueError):
-        pass  # the kill
+    except Exception as e:  # every one is filed: the kill, or a fault of loopd's
+        ledger.client_error(rnd, k, e, killed.is_set())
     finally:
         with ledger.lock:
             ledger.unacked += len(batch)
-        c.close()
+        if c is not None:
+            c.close()
 
 
 def verify(path, ledger, rnd, timeout=30):
@@ -264,12 +285,14 @@ def main():
                      f"{len(wrong)} wrong, {len(still_open)} not finished; e.g. {wrong[:2]} {sorted(still_open)[:3]}")
 
         stop = threading.Event()
+        killed = threading.Event()
         threads = [threading.Thread(target=submitter,
-                                    args=(d.socket_path, rnd, k, random.Random(rng.random()), ledger, stop))
+                                    args=(d.socket_path, rnd, k, random.Random(rng.random()), ledger, stop, killed))
                    for k in range(THREADS)]
         for t in threads:
             t.start()
         time.sleep(rng.uniform(0.05, 0.6))
+        killed.set()
         d.kill()
         kills += 1
         kill_round.append(rnd)
@@ -333,6 +356,11 @@ def main():
                  f"{len(too_many)}, e.g. {too_many[:3]}")
     for p in ledger.problems:
         checks.check(False, "client-side reply check", p)
+    kill_errors = sum(ledger.kill_errors.values())
+    print(f"  info  submitter threads ended by the kill: {kill_errors} "
+          f"({', '.join(f'{n} {name}' for name, n in sorted(ledger.kill_errors.items())) or 'none'})", flush=True)
+    checks.check(ledger.unexpected_errors == 0, "no submitter thread ended by anything but the kill",
+                 f"{ledger.unexpected_errors}, e.g. {ledger.unexpected_examples[:3]}")
     elapsed = time.monotonic() - started_at
     print(f"  info  {kills} kills, {damaged} damaged tails ({repaired} cut and reported), {ledger.sent} durable "
           f"submits sent, {len(ledger.acked)} acknowledged, {ledger.unacked} unanswered at a kill, "

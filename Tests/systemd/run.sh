@@ -8,17 +8,26 @@
 # host services), everything that talks to it through nsenter, and a trap
 # that always kills it.
 #
-# Where the test installs, and why: the namespace also gets copy-on-write
-# overlays on /etc, /var/lib and /usr/local, whose upper layers live on a
-# tmpfs that only the namespace sees (mounted on $SCRATCH/systemd-test/ns).
-# So the test runs the real `make install` (binaries to /usr/local/bin, units
-# to /etc/systemd/system, config, catalog, sysusers group; PREBUILT= names the
-# binaries built just before, so nothing is rebuilt in there) and the real
-# `systemctl enable --now loopd.socket`, with the shipped units unmodified
-# (ExecStart=/usr/local/bin/loopd --config /etc/loopd/loopd.toml), yet the
-# host's /etc, /var/lib and /usr/local are never written. The binaries the
-# service runs are copies in that overlay: readable by its DynamicUser and
-# outside /tmp and /home, which its sandbox hides. The only test-specific
+# Where the test installs, and why: a private root. The test neither depends
+# on nor changes what this machine has installed. In the namespace, /etc and
+# /var/lib are copy-on-write overlays whose upper layers live on a tmpfs that
+# only the namespace sees (mounted on $SCRATCH/systemd-test/ns): what the
+# install and the services write there (sysusers' group, the catalog
+# database, systemd's state) never reaches the host. And every place loopd is
+# installed to or keeps state in starts empty, whatever the host has there:
+# /usr/local, /etc/loopd, /etc/systemd/system and /var/lib/private are fresh
+# tmpfs mounts; the host's /var/lib/loopd, sysusers override, catalog
+# database and group loopd are removed from the overlays (the host keeps
+# them). /var/log is a tmpfs too, so nothing is created on the host for the
+# journal. So the test runs the real `make install` (binaries to
+# /usr/local/bin, units to /etc/systemd/system, config, catalog, sysusers
+# group; PREBUILT= names the binaries built just before, so nothing is
+# rebuilt in there) and the real `systemctl enable --now loopd.socket`, with
+# the shipped units unmodified (ExecStart=/usr/local/bin/loopd --config
+# /etc/loopd/loopd.toml), and a config or group left by an earlier install on
+# the host can neither be kept nor be mistaken for the install's work. The
+# binaries the service runs are copies on that tmpfs: readable by its
+# DynamicUser and outside /tmp and /home, which its sandbox hides. The only test-specific
 # settings are a drop-in in /run/systemd/system/loopd.service.d (short
 # WatchdogSec=, TimeoutStopSec=) and a test config in
 # /etc/loopd/loopd.toml derived from Config/loopd.production.toml
@@ -153,6 +162,18 @@ BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 for name in started ready stopping reloaded reloadFailed workerStalled jobFailed jobFinished; do
     [ -n "$(mid "$name")" ] || { fail "preflight" "no MessageID.$name in MessageIDs.swift"; exit 1; }
 done
+# What the host has where loopd installs, compared at the end: the test must leave it as it was.
+host_state() {
+    local f
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /etc/loopd /etc/loopd/loopd.toml $UNITS/loopd.service \
+        $UNITS/loopd.socket /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+        /usr/local/share/doc/loopd /var/lib/loopd /var/lib/private/loopd; do
+        stat -c '%n %F %s %Y' "$f" 2>/dev/null || echo "$f absent"
+    done
+    [ -d /var/log/journal ] && echo "/var/log/journal present" || echo "/var/log/journal absent"
+    getent group loopd || echo "group loopd absent"
+}
+host_state >"$WORK/host-before.txt"
 
 # The whole test part: a watchdog of our own ends it (the TERM trap).
 (
@@ -168,15 +189,27 @@ started_at=$SECONDS
 
 boot() {
     # $1 = the tmpfs for the overlays' upper layers; seen only in the namespace.
+    # Nothing here writes to the host: mkdir and rm run on the tmpfs mounts
+    # and the overlays only (see the header).
     local script='set -e
         mount -t tmpfs tmpfs /tmp
         mount -t tmpfs tmpfs /var/tmp
-        mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
+        mount -t tmpfs tmpfs /var/log
+        mkdir /var/log/journal
         mount -t tmpfs -o mode=0700 tmpfs "$1"
-        for d in /etc /var/lib /usr/local; do
+        for d in /etc /var/lib; do
             n=$(echo "$d" | tr / _)
             mkdir -p "$1/$n.upper" "$1/$n.work"
             mount -t overlay overlay -o "lowerdir=$d,upperdir=$1/$n.upper,workdir=$1/$n.work" "$d"
+        done
+        mount -t tmpfs -o mode=0755 tmpfs /usr/local
+        mkdir -p /etc/loopd /etc/systemd/system /var/lib/private
+        mount -t tmpfs -o mode=0755 tmpfs /etc/loopd
+        mount -t tmpfs -o mode=0755 tmpfs /etc/systemd/system
+        mount -t tmpfs -o mode=0700 tmpfs /var/lib/private
+        rm -rf /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
+        for f in /etc/group /etc/gshadow; do
+            if grep -q "^loopd:" "$f" 2>/dev/null; then sed -i "/^loopd:/d" "$f"; fi
         done
         exec env container=loopd-test /lib/systemd/systemd --system --unit=basic.target'
     setsid unshare --pid --kill-child --mount --mount-proc --uts --propagation private \
@@ -204,6 +237,20 @@ boot() {
 }
 check "boot a private systemd 252 as PID 1 of new namespaces" boot || true
 if [ -z "$SYSTEMD_PID" ] || [ "$failed" -gt 0 ]; then exit 1; fi
+
+# The premise of every check below: the namespace starts with no loopd at
+# all, whatever the host has installed.
+t_private_root() {
+    local f
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /etc/loopd/loopd.toml $UNITS/loopd.service $UNITS/loopd.socket \
+        /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf /var/lib/loopd /var/lib/private/loopd; do
+        ns test ! -e "$f" || { WHY="$f is there before the install"; return 1; }
+    done
+    ns getent group loopd >/dev/null && { WHY="the group loopd exists before the install"; return 1; }
+    journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog knows loopd before the install"; return 1; }
+    return 0
+}
+check "the namespace starts without loopd: no binaries, units, config, state, group or catalog entries" t_private_root
 
 # ---- install -----------------------------------------------------------------
 
@@ -571,5 +618,12 @@ t_uninstall() {
     ns test -f /etc/loopd/loopd.toml || { WHY="uninstall removed the config"; return 1; }
 }
 check "make uninstall: stops and removes units and binaries, keeps the config" t_uninstall
+
+t_host_unchanged() {
+    host_state >"$WORK/host-after.txt"
+    cmp -s "$WORK/host-before.txt" "$WORK/host-after.txt" ||
+        { WHY="$(diff "$WORK/host-before.txt" "$WORK/host-after.txt" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"; return 1; }
+}
+check "the host's own install paths, state and group are as they were before the test" t_host_unchanged
 
 note "test part took $((SECONDS - started_at)) s (budget ${TEST_BUDGET} s)"
