@@ -47,21 +47,21 @@ import Testing
     @Test func aClientThatNeverReadsIsThrottledNotBuffered() throws {
         let d = RunningDaemon { $0.limits.maxPendingReplyBytes = 64 * 1024 }
         defer { d.stop() }
-        let greedy = try d.client()
+        let greedy = try d.client(), watcher = try d.client()
         // Pipelined pings, never reading the replies. The daemon must stop
-        // reading this client once its unread replies pass the limit, so
-        // the client's sends eventually block; an unbounded daemon would
-        // swallow all 64 MB.
+        // reading this client once its unread replies pass the limit (its
+        // stats say so); an unbounded daemon would swallow all 64 MB.
         let line = Array((#"{"id":1234567,"op":"ping"}"# + "\n").utf8)
         var batch: [UInt8] = []
         for _ in 0..<2000 { batch += line }
-        let (sent, blocked) = greedy.floodWithoutReading(batch, limit: 64 << 20)
-        #expect(blocked)
+        let (sent, paused) = greedy.floodWithoutReading(batch, limit: 64 << 20) {
+            watcher.call(#"{"id":"p","op":"stats"}"#)?["connections_paused"] == .integer(1)
+        }
+        #expect(paused)
         #expect(sent < 16 << 20)
         // Meanwhile another client is served promptly.
-        let other = try d.client()
-        #expect(other.call(#"{"id":"x","op":"submit","action":"echo","args":["fine"]}"#)?["result"]?["output"] == "fine")
-        let stats = try #require(other.call(#"{"id":"s","op":"stats"}"#))
-        #expect(stats["connections"] == .integer(2))
+        #expect(watcher.call(#"{"id":"x","op":"submit","action":"echo","args":["fine"]}"#)?["result"]?["output"] == "fine")
+        let stats = try #require(watcher.call(#"{"id":"s","op":"stats"}"#))
+        #expect(stats["connections"] == .integer(2) && stats["connections_paused"] == .integer(1))
     }
 }

@@ -199,28 +199,25 @@ final class TestClient {
         }
     }
 
-    /// Sends `batch` (whole request lines) again and again without reading
-    /// a reply, as one continuous stream, until the daemon takes not one
-    /// more byte for ten tries 20 ms apart (`blocked`), or `limit` bytes
-    /// went out. A daemon busy with its backlog takes some within that
-    /// time; only one that stopped reading this client blocks it for good.
-    func floodWithoutReading(_ batch: [UInt8], limit: Int) -> (sent: Int, blocked: Bool) {
+    /// Sends `batch` over and over, never reading a reply, until `limit`
+    /// bytes went out or the daemon says it stopped reading this client:
+    /// whenever the socket is full, `isPaused` (a `stats` from another
+    /// client: `connections_paused`) tells a daemon that throttles from one
+    /// that is only slow, which is waited for. Returns the bytes sent and
+    /// whether the daemon paused.
+    func floodWithoutReading(_ batch: [UInt8], limit: Int, isPaused: () -> Bool) -> (sent: Int, paused: Bool) {
         var sent = 0
-        func sendMore(upTo most: Int) -> Bool {
-            let n = batch[(sent % batch.count)...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, Swift.min($0.count, most), Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-            }
-            if n > 0 { sent += n }
-            return n > 0
-        }
         while sent < limit {
-            if sendMore(upTo: .max) { continue }
-            var tries = 0
-            while tries < 10 && !sendMore(upTo: 1) {
-                usleep(20_000)
-                tries += 1
+            let n = batch[(sent % batch.count)...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
             }
-            if tries == 10 { return (sent, true) }
+            if n > 0 {
+                sent += n
+                continue
+            }
+            if isPaused() { return (sent, true) }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&p, 1, 100)  // room to send, or ask again
         }
         return (sent, false)
     }

@@ -52,7 +52,9 @@ import Testing
         #expect(bytesUnreadByPeer(c.fd) > 0, "the requests are not waiting unread in the daemon's socket")
         releaseMain.signal()
         #expect(c.readReply()?["state"] == "completed")
-        #expect(c.readReply()?["completed"] == .integer(1))
+        let stats = try #require(c.readReply())
+        #expect(stats["completed"] == .integer(1))
+        #expect(stats["replies"]?["by_worker"] == .integer(1) && stats["replies"]?["by_main"] == .integer(0))
     }
 
     /// A job that ends while the main loop is busy: the worker leaves the
@@ -73,13 +75,25 @@ import Testing
         loop.wakeUp()
         #expect(mainHeld.wait(timeout: .now() + 20) == .success)
         gate.open.signal()
-        usleep(100_000)  // lets the worker end the job while the main loop is held; not a pass condition
+        // The worker ends the job while the main loop is held, and leaves
+        // the encoded reply to it: nothing reaches the client until it resumes.
+        let replies = try #require(d.daemon.server).scheduler.mailbox.replies
+        var left = 0
+        for _ in 0..<4000 where left == 0 {
+            left = replies.byMain.load(ordering: .relaxed)
+            if left == 0 { usleep(5000) }
+        }
+        #expect(left == 1, "the worker did not leave the reply to the main loop")
+        var readable: Int32 = 0
+        #expect(ioctl(c.fd, UInt(FIONREAD), &readable) == 0 && readable == 0, "a reply reached the client while the main loop was held")
         releaseMain.signal()
         let reply = try #require(c.readReply())
         #expect(reply["id"] == "job")
         #expect(reply["state"] == "completed")
         let job = try #require(reply["job"]?.stringValue)
         #expect(c.call(#"{"id":"status","op":"status","job":"\#(job)"}"#)?["state"] == "completed")
+        let stats = try #require(c.call(#"{"id":"stats","op":"stats"}"#))
+        #expect(stats["replies"]?["by_main"] == .integer(1) && stats["replies"]?["by_worker"] == .integer(0))
     }
 
     @Test func aRequestSentAfterAWaitedReplySeesTheJobFinished() throws {
@@ -151,14 +165,15 @@ import Testing
             $0.limits.maxQueuedJobsPerWorker = 1_000_000
         }
         defer { d.stop() }
-        let greedy = try d.client()
+        let greedy = try d.client(), other = try d.client()
         let line = Array((#"{"id":1234567,"op":"submit","action":"echo","args":["0123456789abcdef"],"worker":"w1"}"# + "\n").utf8)
         var batch: [UInt8] = []
         for _ in 0..<500 { batch += line }
-        let (sent, blocked) = greedy.floodWithoutReading(batch, limit: 48 << 20)
-        #expect(blocked, "the daemon kept reading \(sent) bytes of requests whose replies were never read")
+        let (sent, paused) = greedy.floodWithoutReading(batch, limit: 48 << 20) {
+            other.call(#"{"id":"p","op":"stats"}"#)?["connections_paused"] == .integer(1)
+        }
+        #expect(paused, "the daemon kept reading \(sent) bytes of requests whose replies were never read")
         #expect(sent < 16 << 20)
-        let other = try d.client()
         #expect(other.call(#"{"id":"x","op":"submit","action":"echo","args":["fine"],"worker":"w2"}"#)?["result"]?["output"] == "fine")
     }
 }

@@ -160,6 +160,7 @@ final class JobLane: @unchecked Sendable {
     /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `sink`.
     private func deliver(_ ends: [(Job, ActionOutcome)], to sink: ReplySink, writeNow: Bool) -> ReplySink.Attention {
         let count = ends.count { $0.0.reply?.sink === sink }
+        mailbox.replies.count(count, byWorker: writeNow)
         return sink.deliver(count, writeNow: writeNow) { out in
             for (job, outcome) in ends {
                 guard let reply = job.reply, reply.sink === sink else { continue }

@@ -51,6 +51,7 @@ extension JobScheduler {
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID))
         if let reply = job.reply, !answeredByLane {
+            mailbox.replies.count(1, byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
         }
         for waiter in waiters.takeAll(of: job.id) {

@@ -35,6 +35,10 @@ extension JobScheduler {
             ("failed", .integer(Int64(stats.failed))), ("timed_out", .integer(Int64(stats.timedOut))),
             ("cancelled", .integer(Int64(stats.cancelled))),
             ("queued", .integer(Int64(load.waiting))), ("running", .integer(Int64(load.running))),
+            ("replies", .object([
+                ("by_worker", .integer(Int64(mailbox.replies.byWorkers.load(ordering: .relaxed)))),
+                ("by_main", .integer(Int64(mailbox.replies.byMain.load(ordering: .relaxed)))),
+            ])),
             ("latency_us", .object([
                 ("count", .integer(Int64(lat.count))), ("p50", .integer(Int64(lat.p50))),
                 ("p99", .integer(Int64(lat.p99))), ("max", .integer(Int64(lat.max))),

@@ -15,6 +15,24 @@ enum LaneReport {
     case flush([ReplySink])
 }
 
+/// Who wrote the replies of waited jobs: the worker that ran the job
+/// (while the main loop slept), or the main loop (which was busy, or the
+/// job never ran). Any thread.
+final class ReplyFigures: Sendable {
+    /// Replies a worker wrote to its client itself.
+    let byWorkers = Atomic<Int>(0)
+    /// Replies the main loop wrote.
+    let byMain = Atomic<Int>(0)
+
+    func count(_ n: Int, byWorker: Bool) {
+        if byWorker {
+            byWorkers.add(n, ordering: .relaxed)
+        } else {
+            byMain.add(n, ordering: .relaxed)
+        }
+    }
+}
+
 /// The lanes' reports on their way to the main loop, oldest first. Lanes
 /// post; the main loop takes them all, in a block that the first post after
 /// an empty take queues on it, and before it reads any request.
@@ -30,6 +48,8 @@ final class LaneMailbox: Sendable {
     private let nonEmpty = Atomic<Bool>(false)
     private let mainLoop: Loop
     private let take: @Sendable () -> Void
+    /// Who wrote the replies of waited jobs (`stats`' `replies`).
+    let replies = ReplyFigures()
 
     /// `take` runs on `mainLoop` after posts, and takes the reports.
     init(mainLoop: Loop, take: @escaping @Sendable () -> Void) {

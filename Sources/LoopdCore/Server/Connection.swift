@@ -31,7 +31,8 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     /// The connection as the job scheduler sees it.
     let requester: Requester
     private let maxPendingBytes: Int
-    private var readPaused = false
+    /// Reading is paused: more than `maxPendingBytes` of replies wait unread.
+    private(set) var readPaused = false
     private unowned let server: Server
 
     init(id: Int, fd: Int32, peer: UnixSocket.Peer, server: Server, limits: DaemonConfig.Limits) {

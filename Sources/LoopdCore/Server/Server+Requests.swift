@@ -43,7 +43,10 @@ extension Server {
         case .mode(let name, let mode):
             switchMode(of: name, to: mode, id: id, from: c)
         case .stats:
-            c.sink.send(Response.ok(id: id, scheduler.statsFields() + [("connections", .integer(Int64(connections.count)))]))
+            let paused = connections.values.reduce(0) { $0 + ($1.readPaused ? 1 : 0) }
+            c.sink.send(Response.ok(id: id, scheduler.statsFields() + [
+                ("connections", .integer(Int64(connections.count))), ("connections_paused", .integer(Int64(paused))),
+            ]))
         }
     }
 
