@@ -777,8 +777,9 @@ def run(args, checks, d, rng, record_file):
     checks.check(d.alive(), "loopd is still running")
 
     stats = idle_within(checks, d.socket_path, "drain", "loopd drains to idle")
-    fin = stats.get("completed", 0) + stats.get("failed", 0) + stats.get("cancelled", 0)
-    checks.check(stats.get("accepted") == fin, "stats: accepted == completed + failed + cancelled",
+    fin = (stats.get("completed", 0) + stats.get("failed", 0) + stats.get("timed_out", 0)
+           + stats.get("cancelled", 0))
+    checks.check(stats.get("accepted") == fin, "stats: accepted == completed + failed + timed_out + cancelled",
                  f"accepted {stats.get('accepted')}, ended {fin}")
     checks.check(stats.get("accepted", 0) >= n + ledger.submits_acked,
                  "stats: accepted counts every acknowledged job", f"{stats.get('accepted')} < {n + ledger.submits_acked}")
