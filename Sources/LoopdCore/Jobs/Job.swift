@@ -43,8 +43,8 @@ final class Job: @unchecked Sendable {
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
 
     // MARK: main thread only
-    /// Where it is in its life; `JobScheduler.move(_:to:)` changes it.
-    var state = State.accepted
+    /// Where it is in its life; only `advance(to:)` changes it.
+    private(set) var state = State.accepted
     var result: JSON?
     var error: ProtocolError?
     /// The uid whose `cancel` request is stopping, or stopped, it.
@@ -99,6 +99,15 @@ final class Job: @unchecked Sendable {
         case .queued:
             return claim.isStarted ? .running : waitingState
         }
+    }
+
+    /// Moves the job to `next` and returns the state it left. A move the
+    /// life cycle does not allow (`State.allows`) is a bug: it traps in
+    /// debug builds. `JobScheduler.move(_:to:)` is the one caller, and logs it.
+    func advance(to next: State) -> State {
+        assert(state.allows(next), "job \(id) cannot go from \(state) to \(next)")
+        defer { state = next }
+        return state
     }
 
     /// Queued, or held while its worker's mode does not admit it.
