@@ -19,10 +19,12 @@ struct Options {
     var spinUs = 50
     /// Measurements to run (default all): seq1 seq1spin c16 pipe64 c50 durable redis.
     var only: Set<String>?
+    /// Measure the round trips of the job operations instead (`--operations`).
+    var operations = false
     static let measurements: Set<String> = ["seq1", "seq1spin", "c16", "pipe64", "c50", "durable", "redis"]
 
     static let usage = """
-        usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L]
+        usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
                   [--only seq1,seq1spin,c16,pipe64,c50,durable,redis] [--thread-per-client] [--spin-us N]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
@@ -37,6 +39,8 @@ struct Options {
           --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)
           --thread-per-client  drive the 16- and 50-client scenarios with a blocking thread per client
                        (default: one thread polling every connection, as redis-benchmark -c N does)
+          --operations round trips of status, wait, jobs and cancel of a running job instead
+                       (2000 samples of status and wait, 200 of jobs and cancel)
         """
 
     static func parse(_ args: [String]) -> Options {
@@ -59,6 +63,7 @@ struct Options {
             case "--keep": o.keep = true
             case "--log-level": o.logLevel = value()
             case "--thread-per-client": o.threadPerClient = true
+            case "--operations": o.operations = true
             case "--spin-us":
                 guard let n = Int(value()), (1...10_000).contains(n) else { fail("--spin-us takes 1...10000") }
                 o.spinUs = n

@@ -4,6 +4,7 @@
 //
 //   LoopdBench            full run: 5 rounds, about 2 minutes
 //   LoopdBench --quick    smoke test: 1 short round, well under 60 s
+//   LoopdBench --operations  round trips of status, wait, jobs and cancel
 //
 // Exit status: 0 when everything ran (missed targets print MISS but do not
 // fail, unless --strict); 1 on an error (a bad reply, loopd died, …);
@@ -16,6 +17,12 @@ let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Children.installEmergencyHandlers()
 let watchdog = Watchdog()
 Children.startWatchdog(seconds: options.quick ? 58 : 290, finished: watchdog)
-let status = Bench(options).run()
+let status: Int32
+if options.operations {
+    let binary = options.loopdPath ?? ((Files.executableDirectory() ?? ".") + "/loopd")
+    status = OperationsBench(binary: binary, tmpBase: options.tmpBase).run()
+} else {
+    status = Bench(options).run()
+}
 watchdog.done.store(true, ordering: .releasing)
 exit(status)

@@ -34,7 +34,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopdtest import (Checks, Client, LoopdProcess, binary_dir, make_workdir, run_threads, section,  # noqa: E402
                        wait_idle, wait_until)
-from load import WORKERS, config_actions, warm_up  # noqa: E402
+from load import PHASE_LIMITS, WORKERS, config_actions, warm_up  # noqa: E402
 
 KINDS = {
     "echo": lambda n: {"op": "submit", "action": "echo", "args": [f"e{n}", "w" * 40]},
@@ -107,11 +107,11 @@ def main():
     checks.check(d.start(), "loopd starts")
     path = d.socket_path
     t0 = time.monotonic()
-    warm_up(path, 110_000)
+    warm_up(path, 110_000, PHASE_LIMITS["warm-up"])
     wait_idle(path, 120)
     base_fd = d.idle_fd_count()
     for _ in range(2):  # until echo itself is steady
-        warm_up(path, args.jobs)
+        warm_up(path, args.jobs, PHASE_LIMITS["warm-up"])
     rss = settle(d, path, base_fd)
     print(f"  info  window filled in {time.monotonic() - t0:.0f} s: VmRSS {rss} kB, fds {base_fd}", flush=True)
     for kind in args.kinds.split(","):
@@ -119,7 +119,7 @@ def main():
         for rnd in range(2):
             t = time.monotonic()
             run_kind(path, kind, args.jobs)
-            warm_up(path, args.jobs)  # pushes this round's jobs out of the window again
+            warm_up(path, args.jobs, PHASE_LIMITS["warm-up"])  # pushes this round's jobs out of the window again
             now = settle(d, path, base_fd)
             growth.append(now - rss)
             rss = now

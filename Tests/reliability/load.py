@@ -24,7 +24,7 @@ an abrupt close with replies still owed. Afterwards:
   order       record jobs one connection sent with wait:false to one worker
               ran in the order they were sent (the file's order)
   durable     every acknowledged durable job completed with its output
-  counters    stats: accepted == completed + failed + cancelled when idle
+  counters    stats: accepted == completed + failed + timed_out + cancelled when idle
   fd / RSS    open descriptors return exactly to the baseline; VmRSS, once
               the retained window is refilled with warm-up jobs and the
               journal's retention has passed, to within
