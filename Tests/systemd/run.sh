@@ -2,8 +2,7 @@
 # loopd under a real systemd 252, booted privately for this test (needs root).
 #
 # The build machines' PID 1 is not systemd, so this boots one as PID 1 of its
-# own PID and mount namespaces (../shared/notes/systemd-in-a-namespace.md):
-# private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
+# own PID and mount namespaces: private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
 # clean-up would otherwise empty the host's /tmp), --unit=basic.target (no
 # host services), everything that talks to it through nsenter, and a trap
 # that always kills it.
