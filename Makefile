@@ -31,7 +31,7 @@ test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
-## The suites under AddressSanitizer (issue 5: CI runs both sanitizers).
+## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
 ## SWIFT_BACKTRACE=enable=no: after a crash the Swift backtracer's memory
 ## reader trips ASan and the test process hangs instead of failing.

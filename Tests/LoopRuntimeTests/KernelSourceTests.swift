@@ -7,7 +7,7 @@ private func makePipe(_ fds: inout [Int32]) -> Bool {
     socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
 }
 
-/// Issue 2, item 7: the version-1 sources the daemon needs.
+/// The version-1 sources the daemon needs.
 @Suite struct KernelSourceTests {
     @Test func fileDescriptorSourceReportsReadabilityAndWakesTheLoop() throws {
         var fds: [Int32] = [0, 0]

@@ -1,7 +1,7 @@
 import Testing
 @testable import LoopRuntime
 
-/// An actor pinned to a resident thread (issue 2, item 10).
+/// An actor pinned to a resident thread.
 actor PinnedCounter {
     let thread: LoopThread
     private var value = 0

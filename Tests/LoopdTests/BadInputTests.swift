@@ -3,7 +3,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 3: bad input gets its error or a clean close; the daemon stays up
+/// Bad input gets its error or a clean close; the daemon stays up
 /// and every other client's jobs finish.
 @Suite(.serialized) struct BadInputTests {
     @Test func hostileClientsNeverDisturbAControlClient() throws {

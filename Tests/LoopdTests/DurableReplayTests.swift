@@ -4,7 +4,7 @@ import LoopdCore
 import LoopdProtocol
 import Testing
 
-/// Issue 3 item 6: durable jobs survive a SIGKILL of the real daemon process.
+/// Durable jobs survive a SIGKILL of the real daemon process.
 @Suite(.serialized) struct DurableReplayTests {
     /// A loopd child process on a temp directory.
     final class DaemonProcess {

@@ -3,7 +3,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 3 item 4: exec actions — fixed argv, client arguments, output cap,
+/// Exec actions — fixed argv, client arguments, output cap,
 /// timeout with SIGTERM then SIGKILL, exit through a pidfd.
 @Suite(.serialized) struct ExecTests {
     private func spec(_ argv: [String], _ tweak: (inout DaemonConfig.Exec) -> Void = { _ in }) -> DaemonConfig.Exec {

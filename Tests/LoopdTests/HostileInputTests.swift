@@ -4,7 +4,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 5 item 2, the bad input corpus (docs/RELIABILITY.md, "Bad input
+/// The bad input corpus (docs/RELIABILITY.md, "Bad input
 /// corpus"): every hostile request in `HostileInputTests.rows` gets its
 /// documented error, literal success or clean close, on a connection that
 /// stays usable unless the protocol says it closes; pipelined floods are

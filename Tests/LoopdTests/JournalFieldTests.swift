@@ -2,7 +2,7 @@ import Logging
 import Testing
 @testable import LoopdCore
 
-/// Issue 4 item 5: metadata keys become valid journal field names, and the
+/// Metadata keys become valid journal field names, and the
 /// stderr fallback is chosen when JOURNAL_STREAM does not name our stderr.
 @Suite struct JournalFieldTests {
     @Test(arguments: [

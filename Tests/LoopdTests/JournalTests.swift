@@ -2,7 +2,7 @@ import Glibc
 import Testing
 @testable import LoopdCore
 
-/// The durable-job journal (issue 3 item 6; crash consistency of issue 5 item 4).
+/// The durable-job journal, and its crash consistency.
 @Suite struct JournalTests {
     @Test func recordsRoundTripThroughTheFileFormat() throws {
         #expect(CRC32C.checksum(Array("123456789".utf8)[...]) == 0xE306_9283)  // the standard check value
@@ -192,7 +192,7 @@ import Testing
         }
     }
 
-    /// Disk full (issue 5 item 5): a real kernel refusal, EFBIG from
+    /// Disk full: a real kernel refusal, EFBIG from
     /// RLIMIT_FSIZE, in a child process so the limit touches no other test.
     @Test func diskFullRollsBackAndRecoversOnceSpaceReturns() async {
         await #expect(processExitsWith: .exitCode(0)) {

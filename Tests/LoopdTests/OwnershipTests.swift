@@ -4,7 +4,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 5 item 6 (privilege): a job belongs to the client that submitted it,
+/// Privilege: a job belongs to the client that submitted it,
 /// and a replay is judged by that client's real credentials.
 @Suite(.serialized) struct OwnershipTests {
     /// The journal keeps the owner's gid and groups, and a finished job's

@@ -3,7 +3,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 3: protocol round trips for every operation and error code.
+/// Protocol round trips for every operation and error code.
 @Suite(.serialized) struct ProtocolTests {
     @Test func pingAnswersWithPidAndVersion() throws {
         let d = RunningDaemon()

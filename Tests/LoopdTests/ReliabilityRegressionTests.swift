@@ -4,7 +4,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 5: regression tests for daemon bugs the reliability scripts
+/// Regression tests for daemon bugs the reliability scripts
 /// (Tests/reliability/, docs/RELIABILITY.md) found. Each test is named
 /// after its bug.
 @Suite(.serialized) struct ReliabilityRegressionTests {

@@ -4,7 +4,7 @@ import LoopdProtocol
 import Testing
 @testable import LoopdCore
 
-/// Issue 3: pipelining, serial lanes, placement, modes, delay and cancel.
+/// Pipelining, serial lanes, placement, modes, delay and cancel.
 @Suite(.serialized) struct SchedulingTests {
     @Test func pipelinedRequestsGetOutOfOrderRepliesTaggedWithTheirIds() throws {
         let d = RunningDaemon()
@@ -162,7 +162,7 @@ final class OrderLog: @unchecked Sendable {
     var overlapped: Bool { lock.lock(); defer { lock.unlock() }; return _overlapped }
 }
 
-/// An embedder's action (issue 3 item 4: the Swift API for actions) that
+/// An embedder's action (the Swift API for actions) that
 /// records its arguments and finishes on a short timer, so jobs would
 /// overlap if the lane were not serial.
 struct RecordingAction: JobAction {

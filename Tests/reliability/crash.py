@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5 item 4, CRASH CONSISTENCY: SIGKILL the real loopd at random moments.
+"""CRASH CONSISTENCY: SIGKILL the real loopd at random moments.
 
 The journal has fsync on. Each round:
 

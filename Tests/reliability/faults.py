@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5 item 5, RESOURCE FAULTS, against the real loopd.
+"""RESOURCE FAULTS, against the real loopd.
 
   disk full   the state directory is a 1 MiB tmpfs (root only: skipped with
               a message otherwise). Filled up, durable submits are refused

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5 item 3 (resources), per job kind: does a kind of job leave memory
+"""RESOURCES, per job kind: does a kind of job leave memory
 behind? The regression test of the leaks the load test found.
 
 loopd keeps the last 100,000 finished jobs queryable by design, so RSS is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5 item 3, LOAD: many concurrent clients, mixed jobs, random disconnects.
+"""LOAD: many concurrent clients, mixed jobs, random disconnects.
 
 Runs the real loopd (release build) with four workers, fsync on, a 60 s
 journal retention and a few exec actions; fills its window of retained

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 5 item 6, PRIVILEGE, against the real loopd (root needed: the
+"""PRIVILEGE, against the real loopd (root needed: the
 clients run as `nobody` through runuser/setpriv; skipped with a message
 otherwise).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CI forms of the reliability scripts (issue 5 items 3-6: load, crash,
+# The CI forms of the reliability scripts (load, crash,
 # faults, leaks, privilege), one after another against one loopd build;
 # docs/RELIABILITY.md has the long forms.
 #
