@@ -73,6 +73,8 @@ struct ConfigFileTests {
         #expect(config.journal.retentionSeconds == 604_800)
         #expect(config.workers.map(\.name) == ["w1", "w2", "ops"])
         #expect(config.workers.last?.mode == "maintenance")
+        // The maintenance lane takes only jobs that name it: any and key never strand work there.
+        #expect(config.workers.map(\.placement) == [.auto, .auto, .explicit])
         #expect(config.actions["printf"]?.allowGroups == [4])  // adm is gid 4 on Debian
     }
 
