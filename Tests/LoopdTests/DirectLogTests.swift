@@ -104,15 +104,31 @@ import Testing
         for id in [MessageID.jobFinished, nil] {
             let entry = handler.entry(level: .info, message: "job x done", fields: Self.fields, id: id,
                                       file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
-            var direct: [String] = []
-            var start = 0
-            for end in entry.ends {
-                direct.append(String(decoding: entry.buffer[start..<end], as: UTF8.self))
-                start = end
-            }
+            let direct = entry.fields
             let generic = handler.fields(of: Self.event(.info, "job x done", Self.fields, id: id))
             #expect(direct.sorted() == generic.sorted())
         }
+    }
+
+    /// What reaches journald is what the entry holds: every iovec points
+    /// into memory alive for the whole call (under AddressSanitizer, a
+    /// pointer that outlived its buffer is a reported use after free).
+    @Test func journalEntriesReachTheSenderWhole() {
+        let fields = ["MESSAGE=job x done", "PRIORITY=6", "JOB_ID=m3k2x9a1-17", "RESULT=" + String(repeating: "r", count: 5000)]
+        var sent: [String] = []
+        let sendv: JournalEntry.Send = { iov, count in
+            sent = UnsafeBufferPointer(start: iov, count: Int(count)).map { v in
+                String(decoding: UnsafeRawBufferPointer(start: v.iov_base, count: v.iov_len), as: UTF8.self)
+            }
+            return 0
+        }
+        JournalLogHandler.send(fields, through: sendv)
+        #expect(sent == fields)
+        let handler = JournalLogHandler(identifier: "loopd")
+        let entry = handler.entry(level: .warning, message: "job y failed", fields: Self.fields, id: .jobFailed,
+                                  file: "F", function: "f()", line: 1)
+        entry.send(through: sendv)
+        #expect(sent == entry.fields && entry.fields.contains("MESSAGE=job y failed"))
     }
 
     @Test func handlersWithMetadataGoThroughSwiftLog() throws {

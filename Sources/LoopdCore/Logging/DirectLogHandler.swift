@@ -71,33 +71,21 @@ extension StderrLogHandler: DirectLogHandler {
 extension JournalLogHandler: DirectLogHandler {
     func writeRecord(level: Logger.Level, message: String, fields: [(LogField, String)], id: MessageID?,
                      file: String, function: String, line: UInt) {
-        var entry = entry(level: level, message: message, fields: fields, id: id, file: file, function: function, line: line)
-        entry.buffer.withUnsafeMutableBytes { raw in
-            var iovecs: [iovec] = []
-            iovecs.reserveCapacity(entry.ends.count)
-            var start = 0
-            for end in entry.ends {
-                iovecs.append(iovec(iov_base: raw.baseAddress! + start, iov_len: end - start))
-                start = end
-            }
-            _ = sd_journal_sendv(iovecs, Int32(iovecs.count))
-        }
+        entry(level: level, message: message, fields: fields, id: id, file: file, function: function, line: line).send()
     }
 
-    /// The entry's fields, `NAME=value` each, one after another in `buffer`;
-    /// `ends` holds where each one stops. The same fields as
-    /// `fields(of:)` gives for the same record.
+    /// The record's journal entry: the same fields as `fields(of:)` gives
+    /// for the same record, written straight into one buffer.
     func entry(level: Logger.Level, message: String, fields: [(LogField, String)], id: MessageID?,
-               file: String, function: String, line: UInt) -> (buffer: [UInt8], ends: [Int]) {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(256 + message.utf8.count)
-        var ends: [Int] = []
-        ends.reserveCapacity(8 + fields.count)
+               file: String, function: String, line: UInt) -> JournalEntry {
+        var entry = JournalEntry()
+        entry.buffer.reserveCapacity(256 + message.utf8.count)
+        entry.ends.reserveCapacity(8 + fields.count)
         func add(_ name: String, _ value: String) {
-            buffer.append(contentsOf: name.utf8)
-            buffer.append(UInt8(ascii: "="))
-            buffer.append(contentsOf: value.utf8)
-            ends.append(buffer.count)
+            entry.buffer.append(contentsOf: name.utf8)
+            entry.buffer.append(UInt8(ascii: "="))
+            entry.buffer.append(contentsOf: value.utf8)
+            entry.endField()
         }
         add("MESSAGE", message)
         add("PRIORITY", String(Self.priority(level)))
@@ -108,6 +96,6 @@ extension JournalLogHandler: DirectLogHandler {
         // The field names are valid journal field names already.
         for (k, v) in fields { add(k.rawValue, v) }
         if let id { add("MESSAGE_ID", id.rawValue) }
-        return (buffer, ends)
+        return entry
     }
 }

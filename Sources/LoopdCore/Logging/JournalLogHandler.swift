@@ -69,18 +69,59 @@ public struct JournalLogHandler: LogHandler {
         return out.isEmpty ? nil : out
     }
 
-    private static func send(_ fields: [String]) {
-        var storage = fields.map { Array($0.utf8) }
-        var iovecs: [iovec] = []
-        iovecs.reserveCapacity(storage.count)
-        for i in storage.indices {
-            storage[i].withUnsafeMutableBytes { raw in
-                iovecs.append(iovec(iov_base: raw.baseAddress, iov_len: raw.count))
-            }
+    /// Sends one entry of `NAME=value` fields to journald.
+    static func send(_ fields: [String], through sendv: JournalEntry.Send = sd_journal_sendv) {
+        var entry = JournalEntry()
+        for field in fields { entry.append(field) }
+        entry.send(through: sendv)
+    }
+}
+
+/// One journal entry in the native protocol: its `NAME=value` fields back
+/// to back in one buffer, and where each stops. `send` hands journald one
+/// iovec per field, all pointing into that buffer, and only for the length
+/// of the call: no pointer outlives the closure that lends it.
+struct JournalEntry {
+    /// sd_journal_sendv's shape (tests pass their own, to read what is sent).
+    typealias Send = (UnsafePointer<iovec>?, Int32) -> Int32
+
+    var buffer: [UInt8] = []
+    var ends: [Int] = []
+
+    /// Appends a whole field.
+    mutating func append(_ field: String) {
+        buffer.append(contentsOf: field.utf8)
+        ends.append(buffer.count)
+    }
+
+    /// Marks the end of a field written straight into `buffer`.
+    mutating func endField() {
+        ends.append(buffer.count)
+    }
+
+    /// The fields, as text (tests).
+    var fields: [String] {
+        var start = 0
+        return ends.map { end in
+            defer { start = end }
+            return String(decoding: buffer[start..<end], as: UTF8.self)
         }
-        // The buffers stay alive (and unmoved) in `storage` through the call.
-        withExtendedLifetime(storage) {
-            _ = sd_journal_sendv(iovecs, Int32(iovecs.count))
+    }
+
+    /// Sends the entry through `sendv`; journald's answer is not waited for
+    /// or checked (a lost log record is not an error of the daemon's).
+    func send(through sendv: Send = sd_journal_sendv) {
+        buffer.withUnsafeBytes { raw in
+            var iovecs: [iovec] = []
+            iovecs.reserveCapacity(ends.count)
+            var start = 0
+            for end in ends {
+                // journald only reads them (`const struct iovec *`).
+                iovecs.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress.map { $0 + start }),
+                                    iov_len: end - start))
+                start = end
+            }
+            _ = iovecs.withUnsafeBufferPointer { sendv($0.baseAddress, Int32($0.count)) }
         }
     }
 }
