@@ -1,0 +1,29 @@
+/// The lifecycle of a job (docs/PROTOCOL.md, "States").
+public enum JobState: String, Sendable, CaseIterable {
+    /// Its delay has not passed yet.
+    case delayed
+    /// Accepted, waiting in its worker's queue.
+    case queued
+    /// Queued on a worker whose current run mode does not admit the job; it
+    /// starts once the worker runs a mode that does.
+    case held
+    /// Its worker is running it.
+    case running
+    /// It finished successfully.
+    case completed
+    /// It ran and failed.
+    case failed
+    /// It ran past its timeout and was stopped (error code `timeout`).
+    case timedOut = "timed_out"
+    /// It was cancelled, before it ran or while it ran.
+    case cancelled
+
+    /// Whether the job has reached an end state: completed, failed, timed
+    /// out or cancelled.
+    public var isFinal: Bool {
+        switch self {
+        case .delayed, .queued, .held, .running: false
+        case .completed, .failed, .timedOut, .cancelled: true
+        }
+    }
+}
