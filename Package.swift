@@ -23,11 +23,12 @@ let package = Package(
     targets: [
         .target(name: "CLoopShims"),
         .target(name: "LoopdProtocol", swiftSettings: strict),
+        .target(name: "TOML", swiftSettings: strict),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",
             dependencies: [
-                "LoopRuntime", "LoopdProtocol", "CLoopShims", "CSystemd",
+                "LoopRuntime", "LoopdProtocol", "TOML", "CLoopShims", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -67,6 +68,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzConfigParser", dependencies: ["LoopdCore", "FuzzReplay"], path: "Fuzz/FuzzConfigParser",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+        .testTarget(name: "TOMLTests", dependencies: ["TOML"], swiftSettings: strict),
         .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",

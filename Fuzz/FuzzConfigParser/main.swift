@@ -2,7 +2,7 @@
 //
 // Each input is the text of a loopd.toml. The target checks that
 // `ConfigLoader.parse(_:origin:)`, and so loopd's own TOML parser
-// (Sources/LoopdCore/Config/TOML), never traps, hangs or leaks and that:
+// (the TOML module), never traps, hangs or leaks and that:
 // - it is deterministic (a second parse gives the same config or error);
 // - a refusal names the origin, and a refused setting names its key in one
 //   line (keys and values are quoted back with control characters escaped);

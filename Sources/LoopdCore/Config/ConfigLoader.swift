@@ -1,3 +1,5 @@
+import TOML
+
 /// Reads loopd's TOML configuration and validates every setting, so that a
 /// `DaemonConfig` it returns is always usable as it is. Anything doubtful —
 /// an unknown key, a wrong type, a number out of range, a name that does not

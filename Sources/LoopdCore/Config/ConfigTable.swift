@@ -1,3 +1,5 @@
+import TOML
+
 /// One TOML table being read, together with where it sits in the file, so
 /// that every error it raises names the full key path of the bad setting.
 ///

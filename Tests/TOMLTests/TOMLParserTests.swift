@@ -1,7 +1,8 @@
+import Foundation
 import Testing
-@testable import LoopdCore
+@testable import TOML
 
-// The TOML 1.0 parser (Sources/LoopdCore/Config/TOML), area by area of the
+// The TOML 1.0 parser (Sources/TOML), area by area of the
 // specification: each row is a document and the exact tree it must give.
 // TOMLParserInvalidTests.swift holds the documents it must refuse.
 
@@ -292,20 +293,14 @@ struct TOMLValidDocumentTests {
         #expect(limits["t"]?.table?.position(of: "b") == TOMLPosition(line: 5, column: 16))
     }
 
-    @Test("the shipped configs parse, and quickly")
-    func shippedConfigsParseQuickly() throws {
+    @Test("the shipped configs parse")
+    func shippedConfigsParse() throws {
         let text = try #require(ConfigTestFiles.read("Config/loopd.toml"))
         let root = try TOMLParser.parse(text)
         #expect(root.keys == ["server", "limits", "journal", "workers", "actions"])
         #expect(root["workers"]?.array?.count == 2)
-        let clock = ContinuousClock()
-        let rounds = 50
-        let elapsed = try clock.measure {
-            for _ in 0..<rounds { _ = try TOMLParser.parse(text) }
-        }
-        // Well under a millisecond in a release build; this bound leaves room
-        // for a debug build under a sanitizer on a busy machine.
-        #expect(elapsed / rounds < .milliseconds(20), "\(elapsed / rounds) per parse")
+        let production = try TOMLParser.parse(try #require(ConfigTestFiles.read("Config/loopd.production.toml")))
+        #expect(production["workers"]?.array?.count == 3)
     }
 }
 
@@ -313,9 +308,8 @@ struct TOMLValidDocumentTests {
 enum ConfigTestFiles {
     static func read(_ relativePath: String) -> String? {
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Tests/LoopdTests/TOMLParserTests.swift
+        parts.removeLast(3)  // Tests/TOMLTests/TOMLParserTests.swift
         let path = parts.joined(separator: "/") + "/" + relativePath
-        guard case .success(let bytes) = FileSystem.readFile(path, limit: 1 << 20) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return try? String(contentsOfFile: path, encoding: .utf8)
     }
 }

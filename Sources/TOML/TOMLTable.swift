@@ -8,7 +8,7 @@
 /// the enum's case tag, which Swift stores in spare pointer bits where it
 /// can: LeakSanitizer cannot follow a tagged pointer and would report a
 /// live table as leaked.
-struct TOMLTable: Sendable, Equatable {
+public struct TOMLTable: Sendable, Equatable {
     /// The keys, and each key's value and position at the same place.
     private final class Storage: @unchecked Sendable {
         // Unchecked: a Storage is only mutated by `TOMLTable.append`, and
@@ -27,12 +27,13 @@ struct TOMLTable: Sendable, Equatable {
 
     private var storage: Storage
 
-    init() {
+    /// An empty table.
+    public init() {
         self.init(index: TOMLKeyIndex(), values: [], positions: [])
     }
 
     /// A table of `pairs` in their order; a key may appear only once.
-    init(_ pairs: [(String, TOMLValue)]) {
+    public init(_ pairs: [(String, TOMLValue)]) {
         self.init()
         for (key, value) in pairs { append(value, forKey: key, at: nil) }
     }
@@ -44,19 +45,23 @@ struct TOMLTable: Sendable, Equatable {
     }
 
     /// The keys in definition order.
-    var keys: [String] { storage.index.keys }
-    var count: Int { storage.index.count }
-    var isEmpty: Bool { storage.index.count == 0 }
+    public var keys: [String] { storage.index.keys }
+    /// How many keys the table has.
+    public var count: Int { storage.index.count }
+    /// Whether the table has no key.
+    public var isEmpty: Bool { storage.index.count == 0 }
 
-    subscript(key: String) -> TOMLValue? { storage.index.find(key).map { storage.values[$0] } }
+    /// The value of `key`, if the table has it.
+    public subscript(key: String) -> TOMLValue? { storage.index.find(key).map { storage.values[$0] } }
 
-    func contains(key: String) -> Bool { storage.index.find(key) != nil }
+    /// Whether the table has `key`.
+    public func contains(key: String) -> Bool { storage.index.find(key) != nil }
 
     /// Where `key` was written in the document, if the table came from one.
-    func position(of key: String) -> TOMLPosition? { storage.index.find(key).flatMap { storage.positions[$0] } }
+    public func position(of key: String) -> TOMLPosition? { storage.index.find(key).flatMap { storage.positions[$0] } }
 
     /// The entries in definition order.
-    var pairs: [(key: String, value: TOMLValue)] { Array(zip(storage.index.keys, storage.values)) }
+    public var pairs: [(key: String, value: TOMLValue)] { Array(zip(storage.index.keys, storage.values)) }
 
     /// Adds a key the table does not have yet (a repeat is a bug: the parser
     /// rejects duplicate keys with a proper error before building a table).
@@ -70,11 +75,12 @@ struct TOMLTable: Sendable, Equatable {
     }
 
     /// Equal when both have the same keys in the same order with equal values; positions are ignored.
-    static func == (lhs: TOMLTable, rhs: TOMLTable) -> Bool {
+    public static func == (lhs: TOMLTable, rhs: TOMLTable) -> Bool {
         lhs.storage === rhs.storage || (lhs.keys == rhs.keys && lhs.storage.values == rhs.storage.values)
     }
 }
 
 extension TOMLTable: ExpressibleByDictionaryLiteral {
-    init(dictionaryLiteral elements: (String, TOMLValue)...) { self.init(elements) }
+    /// A table of these keys and values, in this order.
+    public init(dictionaryLiteral elements: (String, TOMLValue)...) { self.init(elements) }
 }

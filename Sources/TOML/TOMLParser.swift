@@ -6,7 +6,7 @@
 /// document's lines, keys and headers; the other `TOMLParser+*.swift` files
 /// read values, and `TOMLTableNode.swift` holds the rules about which table
 /// may be defined or extended where.
-struct TOMLParser {
+public struct TOMLParser {
     /// How deeply tables and arrays may nest, counting the document's root
     /// as level 0. Real configs use three or four levels; the limit keeps
     /// recursion (parsing, building, and freeing the tree) far from the end
@@ -22,7 +22,7 @@ struct TOMLParser {
     var currentLevel = 0
 
     /// Parses `text`, which must be a whole document.
-    static func parse(_ text: String) throws(TOMLError) -> TOMLTable {
+    public static func parse(_ text: String) throws(TOMLError) -> TOMLTable {
         var parser = TOMLParser(text)
         try parser.parseDocument()
         return parser.root.build()

@@ -4,42 +4,57 @@
 /// Equality compares the tree as written: two NaNs are equal (so a document
 /// equals itself), `-0.0` differs from `0.0`, and dates and times compare
 /// their spelling too (`T` versus a space, `Z` versus `+00:00`).
-enum TOMLValue: Sendable {
+public enum TOMLValue: Sendable {
+    /// A basic or literal string, single- or multi-line.
     case string(String)
+    /// A 64-bit integer, written in decimal, hex, octal or binary.
     case integer(Int64)
+    /// A float, `inf` and `nan` included.
     case float(Double)
+    /// `true` or `false`.
     case boolean(Bool)
     // The date and time payloads are boxed: inline they would make every
     // value, and every array element, several times larger.
+    /// A date and time with its offset from UTC.
     indirect case offsetDateTime(TOMLOffsetDateTime)
+    /// A date and time without an offset.
     indirect case localDateTime(TOMLLocalDateTime)
+    /// A date alone.
     indirect case localDate(TOMLDate)
+    /// A time of day alone.
     indirect case localTime(TOMLTime)
+    /// An array (its elements may differ in type).
     case array([TOMLValue])
+    /// A table, inline or not.
     case table(TOMLTable)
 
-    var string: String? {
+    /// The string, if this is one.
+    public var string: String? {
         if case .string(let s) = self { s } else { nil }
     }
 
-    var integer: Int64? {
+    /// The integer, if this is one.
+    public var integer: Int64? {
         if case .integer(let n) = self { n } else { nil }
     }
 
-    var boolean: Bool? {
+    /// The boolean, if this is one.
+    public var boolean: Bool? {
         if case .boolean(let b) = self { b } else { nil }
     }
 
-    var array: [TOMLValue]? {
+    /// The elements, if this is an array.
+    public var array: [TOMLValue]? {
         if case .array(let a) = self { a } else { nil }
     }
 
-    var table: TOMLTable? {
+    /// The table, if this is one.
+    public var table: TOMLTable? {
         if case .table(let t) = self { t } else { nil }
     }
 
     /// What kind of value this is, with its article, for messages: "an integer".
-    var kind: String {
+    public var kind: String {
         switch self {
         case .string: "a string"
         case .integer: "an integer"
@@ -56,7 +71,8 @@ enum TOMLValue: Sendable {
 }
 
 extension TOMLValue: Equatable {
-    static func == (lhs: TOMLValue, rhs: TOMLValue) -> Bool {
+    /// Equal as written (see the type's notes on floats and dates).
+    public static func == (lhs: TOMLValue, rhs: TOMLValue) -> Bool {
         switch (lhs, rhs) {
         case (.string(let a), .string(let b)): a == b
         case (.integer(let a), .integer(let b)): a == b
@@ -78,12 +94,18 @@ extension TOMLValue: Equatable {
 extension TOMLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int64) { self = .integer(value) }
-    init(floatLiteral value: Double) { self = .float(value) }
-    init(booleanLiteral value: Bool) { self = .boolean(value) }
-    init(arrayLiteral elements: TOMLValue...) { self = .array(elements) }
-    init(dictionaryLiteral elements: (String, TOMLValue)...) {
+    /// A string value.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer value.
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A float value.
+    public init(floatLiteral value: Double) { self = .float(value) }
+    /// A boolean value.
+    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    /// An array value.
+    public init(arrayLiteral elements: TOMLValue...) { self = .array(elements) }
+    /// A table value, keys in the order written.
+    public init(dictionaryLiteral elements: (String, TOMLValue)...) {
         self = .table(TOMLTable(elements))
     }
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import LoopdCore
+@testable import TOML
 
 // Documents the TOML 1.0 parser must refuse: each row gives a phrase the
 // message must contain and, where it matters, the exact line and column.
@@ -198,39 +198,6 @@ struct FormerParserCrashRegressionTests {
         TOMLInvalidDocumentTests.check(
             InvalidTOML("k = 1979-05-27T:", "k = 1979-05-27T:", "expected a time (hh:mm:ss) after \"T\", found \":\"", at: 1, 16))
         TOMLInvalidDocumentTests.check(InvalidTOML("at the end", "k = 1979-05-27T", "found the end of the document", at: 1, 16))
-    }
-
-    /// The corpus files themselves, so that they stay what their names say.
-    static let corpusFiles: [(file: String, line: Int, column: Int, phrase: String)] = [
-        ("tomlkit-table-header-abort.toml", 7, 3, "expected a key"),
-        ("tomlkit-table-header-abort-equals.toml", 3, 2, "expected a key"),
-        ("tomlkit-date-time-abort.toml", 8, 21, "expected a time (hh:mm:ss) after \"T\""),
-    ]
-
-    @Test("the corpus files are syntax errors with a position, through the config loader")
-    func tomlkitAborts_corpusFilesAreSyntaxErrors() throws {
-        for entry in Self.corpusFiles {
-            let text = try #require(ConfigTestFiles.read("Fuzz/corpus/FuzzConfigParser/\(entry.file)"), "\(entry.file)")
-            do {
-                _ = try ConfigLoader.parse(text, origin: entry.file)
-                Issue.record("\(entry.file) was accepted")
-            } catch {
-                guard case .syntax(let origin, let line, let column, let message) = error else {
-                    Issue.record("\(entry.file): \(error)")
-                    continue
-                }
-                #expect(origin == entry.file)
-                #expect(line == entry.line && column == entry.column, "\(error)")
-                #expect(message.contains(entry.phrase), "\(error)")
-            }
-        }
-    }
-
-    @Test("the config loader reports these as syntax errors with a position")
-    func tomlkitHeaderAbort_checkConfigNamesTheLine() {
-        #expect(throws: ConfigError.syntax(origin: "t.toml", line: 2, column: 2, message: "expected a key (A-Z a-z 0-9 _ - or a quoted string), found \"=\"")) {
-            try ConfigLoader.parse("[[workers]]\n[=]\n", origin: "t.toml")
-        }
     }
 }
 

@@ -4,10 +4,13 @@
 // without reformatting it. Ranges are checked by the parser, not here.
 
 /// A calendar date, `1979-05-27`.
-struct TOMLDate: Hashable, Sendable, CustomStringConvertible {
-    var year: Int
-    var month: Int
-    var day: Int
+public struct TOMLDate: Hashable, Sendable, CustomStringConvertible {
+    /// The year, 0 to 9999.
+    public var year: Int
+    /// The month, 1 to 12.
+    public var month: Int
+    /// The day of the month, from 1.
+    public var day: Int
 
     init(_ year: Int, _ month: Int, _ day: Int) {
         self.year = year
@@ -15,7 +18,8 @@ struct TOMLDate: Hashable, Sendable, CustomStringConvertible {
         self.day = day
     }
 
-    var description: String { "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))" }
+    /// As the document wrote it.
+    public var description: String { "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))" }
 
     /// The number of days in `month` of `year` in the proleptic Gregorian calendar.
     static func days(inMonth month: Int, year: Int) -> Int {
@@ -30,11 +34,15 @@ struct TOMLDate: Hashable, Sendable, CustomStringConvertible {
 /// A time of day, `07:32:00.999999`. `fraction` holds the digits after the
 /// point exactly as written ("" when there is none), so no precision is lost
 /// or invented; `nanosecond` reads the first nine of them.
-struct TOMLTime: Hashable, Sendable, CustomStringConvertible {
-    var hour: Int
-    var minute: Int
-    var second: Int
-    var fraction: String
+public struct TOMLTime: Hashable, Sendable, CustomStringConvertible {
+    /// The hour, 0 to 23.
+    public var hour: Int
+    /// The minute, 0 to 59.
+    public var minute: Int
+    /// The second, 0 to 60 (a leap second).
+    public var second: Int
+    /// The fractional digits as written, without the dot; empty when none.
+    public var fraction: String
 
     init(_ hour: Int, _ minute: Int, _ second: Int, fraction: String = "") {
         self.hour = hour
@@ -54,39 +62,50 @@ struct TOMLTime: Hashable, Sendable, CustomStringConvertible {
         return value
     }
 
-    var description: String {
+    /// As the document wrote it.
+    public var description: String {
         "\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))" + (fraction.isEmpty ? "" : ".\(fraction)")
     }
 }
 
 /// A UTC offset: `Z`, `z` or `±hh:mm`.
-struct TOMLOffset: Hashable, Sendable, CustomStringConvertible {
+public struct TOMLOffset: Hashable, Sendable, CustomStringConvertible {
     /// Minutes east of UTC: `+05:30` is 330, `Z` is 0.
-    var minutes: Int
+    public var minutes: Int
     /// The offset as written, so `-00:00` stays distinct from `Z`.
-    var description: String
+    /// As the document wrote it.
+    public var description: String
 
     static let utc = TOMLOffset(minutes: 0, description: "Z")
 }
 
 /// A date and a time without an offset, `1979-05-27T07:32:00`.
-struct TOMLLocalDateTime: Hashable, Sendable, CustomStringConvertible {
-    var date: TOMLDate
-    var time: TOMLTime
+public struct TOMLLocalDateTime: Hashable, Sendable, CustomStringConvertible {
+    /// The date part.
+    public var date: TOMLDate
+    /// The time part.
+    public var time: TOMLTime
     /// `T`, `t` or a space, as written.
-    var separator: Character = "T"
+    /// What stood between date and time: `T`, `t` or a space.
+    public var separator: Character = "T"
 
-    var description: String { "\(date)\(separator)\(time)" }
+    /// As the document wrote it.
+    public var description: String { "\(date)\(separator)\(time)" }
 }
 
 /// A date and a time at a UTC offset, `1979-05-27T07:32:00Z`.
-struct TOMLOffsetDateTime: Hashable, Sendable, CustomStringConvertible {
-    var date: TOMLDate
-    var time: TOMLTime
-    var separator: Character = "T"
-    var offset: TOMLOffset
+public struct TOMLOffsetDateTime: Hashable, Sendable, CustomStringConvertible {
+    /// The date part.
+    public var date: TOMLDate
+    /// The time part.
+    public var time: TOMLTime
+    /// What stood between date and time: `T`, `t` or a space.
+    public var separator: Character = "T"
+    /// The offset from UTC.
+    public var offset: TOMLOffset
 
-    var description: String { "\(date)\(separator)\(time)\(offset)" }
+    /// As the document wrote it.
+    public var description: String { "\(date)\(separator)\(time)\(offset)" }
 }
 
 /// `value` in decimal with leading zeros up to `width` digits.
