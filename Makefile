@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan bench bench-quick example clean
+.PHONY: setup build run test test-tsan test-asan check-words bench bench-quick example clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -30,6 +30,11 @@ test: setup
 test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+## Tracked files name no ticket numbers and no paths outside the repository;
+## the documentation speaks of the product, not of how the work was organised.
+check-words: setup
+	.ci/check-words
 
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
