@@ -51,7 +51,7 @@ struct MarkdownTable {
     }
 }
 
-/// One of the targets and how this run measured against it.
+/// One of the benchmark's targets and how this run measured against it.
 struct TargetCheck: Sendable {
     let section: String
     let target: String

@@ -3,13 +3,13 @@ import Synchronization
 import Testing
 @testable import LoopRuntime
 
-/// Named message ports: CFMessagePort / NSMessagePort (seed 000, listings
+/// Named message ports: CFMessagePort / NSMessagePort (Apple's Threading Programming Guide, listings
 /// 3-16 to 3-19). Every loop here runs on a thread the test made (a
 /// `LoopThread`), never on Swift Testing's pool; waits are bounded.
 @Suite struct NamedPortTests {
-    // MARK: seed 000, listings 3-17 to 3-19
+    // MARK: listings 3-17 to 3-19
 
-    @Test("seed 000 listings 3-17..3-19: main registers a named port, the worker checks in with its port's name, main sends it work")
+    @Test("listings 3-17..3-19: main registers a named port, the worker checks in with its port's name, main sends it work")
     func seedCheckIn() throws {
         let kCheckin: Int32 = 100  // listing 3-18's kCheckinMessage
         let kWork: Int32 = 200
@@ -280,7 +280,7 @@ import Testing
 extension NamedPortTests {
     // MARK: across processes
 
-    @Test("across processes: a python3 child checks in with its own port's name and serves our request (seed 000 listing 3-19, R9)",
+    @Test("across processes: a python3 child checks in with its own port's name and serves our request (listing 3-19, R9)",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
     func crossProcess() throws {
         let thread = LoopThread(name: "xproc")

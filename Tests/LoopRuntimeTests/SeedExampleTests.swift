@@ -1,10 +1,11 @@
 import Testing
 @testable import LoopRuntime
 
-/// The seeds' own examples, written against LoopRuntime: Apple's listings
+/// The examples of Apple's Threading Programming Guide, written against
+/// LoopRuntime: listings
 /// 3-1 (observer and repeating timer), 3-2 (the skeleton thread loop), 3-3 to
-/// 3-9 (a custom input source with a command buffer), and seed 003's
-/// resident thread.
+/// 3-9 (a custom input source with a command buffer), and a resident thread
+/// kept alive by a port it never reads (R26).
 @Suite struct SeedExampleTests {
     // MARK: listings 3-3 to 3-9: a custom input source
 
@@ -157,7 +158,7 @@ import Testing
         return (thread, loopSlot.wait()!)
     }
 
-    // MARK: seed 003: a resident thread
+    // MARK: a resident thread
 
     @Test func seed003_aResidentThreadStartedUsedAndStopped() {
         let log = Recorder<String>()
@@ -202,7 +203,7 @@ import Testing
         #expect(eventually { loopRef.object == nil }, "the thread's loop was torn down with it")
     }
 
-    /// Seed 003 writes `[runLoop addPort:[[NSPort alloc] init] forMode:...]`
+    /// The Objective-C pattern writes `[runLoop addPort:[[NSPort alloc] init] forMode:...]`
     /// and keeps no reference: the loop owns the port. Were the port freed
     /// (and so invalidated) at once, the mode would be empty and the
     /// resident loop would spin on `.finished`.

@@ -8,7 +8,7 @@ private final class WeakBox<T: AnyObject>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
-/// Seed 003 and Apple's run loops: a loop keeps every source added to it
+/// As with Apple's run loops, a loop keeps every source added to it
 /// alive until the source is removed or invalidated, or the loop's thread
 /// exits, whether or not the caller kept a reference (R9: version-1 sources;
 /// the kernel-source wrappers are the ones that needed it, version-0

@@ -141,7 +141,7 @@ import Testing
             let fires = Recorder<LoopInstant>()
             let timer = LoopTimer(after: .milliseconds(10), interval: .milliseconds(10)) { _ in
                 fires.append(clock.now())
-                // The first call overruns past +20 and +30 ("missed bus", seed 004).
+                // The first call overruns past +20 and +30 ("missed bus").
                 if fires.count == 1 { clock.advance(by: .milliseconds(25)) }
             }
             loop.add(timer, forMode: .default)

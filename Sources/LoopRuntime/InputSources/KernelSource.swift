@@ -28,7 +28,7 @@ final class KernelSource: @unchecked Sendable {
     /// process source). While the core is in at least one loop it is held
     /// strongly in `retainedOwner`: as with CFRunLoop, a loop keeps what was
     /// added to it alive until it is removed or invalidated, even when the
-    /// caller keeps no reference (seed 003 adds a port and forgets it). Both
+    /// caller keeps no reference (the resident-thread pattern adds a port and forgets it). Both
     /// guarded by `ownerLock`.
     private weak var owner: AnyObject?
     private var retainedOwner: AnyObject?

@@ -1,5 +1,5 @@
 /// A local message port registered under a name machine-wide: the
-/// CFMessagePort / NSMessagePort role (seed 000, listings 3-16 to 3-19).
+/// CFMessagePort / NSMessagePort role (Apple's Threading Programming Guide, listings 3-16 to 3-19).
 ///
 /// Any thread or process on the machine can look the name up with
 /// `LoopRemotePort.lookup(name:)` and send it one-way messages or requests.

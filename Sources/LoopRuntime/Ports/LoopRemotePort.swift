@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A port registered by name somewhere on the machine, as seen by a sender:
-/// CFMessagePortCreateRemote's result (seed 000, listings 3-18 and 3-19).
+/// CFMessagePortCreateRemote's result (Apple's Threading Programming Guide, listings 3-18 and 3-19).
 ///
 /// ```swift
 /// let main = try LoopRemotePort.lookup(name: "com.example.main")

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// A resident thread (seed 003, R26): a thread whose loop a port keeps
+/// A resident thread (R26): a thread whose loop a port keeps
 /// alive, running `run(mode:timeout:)` over and over until `stop()`.
 ///
 /// ```swift
