@@ -20,7 +20,7 @@ import Testing
         for (k, v) in fields { metadata[k.rawValue] = .string(v) }
         if let id { metadata["MESSAGE_ID"] = .string(id.rawValue) }
         return LogEvent(level: level, message: "\(message)", metadata: metadata, source: "loopd",
-                        file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+                        file: "LoopdCore/JobScheduler+Ends.swift", function: "end(_:_:)", line: 7)
     }
 
     @Test func stderrLinesAreUnchanged() throws {
@@ -103,7 +103,7 @@ import Testing
         let handler = JournalLogHandler(identifier: "loopd")
         for id in [MessageID.jobFinished, nil] {
             let entry = handler.entry(level: .info, message: "job x done", fields: Self.fields, id: id,
-                                      file: "LoopdCore/Server+Jobs.swift", function: "finish(_:)", line: 7)
+                                      file: "LoopdCore/JobScheduler+Ends.swift", function: "end(_:_:)", line: 7)
             let direct = entry.fields
             let generic = handler.fields(of: Self.event(.info, "job x done", Self.fields, id: id))
             #expect(direct.sorted() == generic.sorted())

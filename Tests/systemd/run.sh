@@ -124,7 +124,7 @@ jget() {
     grep -o "\"$1\":\"\([^\"\\]\|\\\\.\)*\"" <<<"$2" | head -n 1 | sed 's/^"[^"]*":"//; s/"$//; s/\\"/"/g'
 }
 # mid NAME: the MESSAGE_ID loopd uses for NAME (MessageIDs.swift).
-mid() { sed -n "s/.*case $1 = \"\\([0-9a-f]\\{32\\}\\)\".*/\\1/p" Sources/LoopdCore/Systemd/MessageIDs.swift; }
+mid() { sed -n "s/.*case $1 = \"\\([0-9a-f]\\{32\\}\\)\".*/\\1/p" Sources/LoopdCore/Logging/MessageIDs.swift; }
 # entries MATCH...: loopd's journal entries matching, one JSON object a line.
 entries() { journal -u loopd.service -o json "$@" 2>/dev/null || true; }
 has_entry() { [ -n "$(entries "$@")" ]; }
@@ -281,7 +281,7 @@ check "the installed config passes loopd --check-config" t_check_config
 
 t_catalog() {
     local from_source from_catalog listed id
-    from_source=$(sed -n 's/.*case [A-Za-z]* = "\([0-9a-f]\{32\}\)".*/\1/p' Sources/LoopdCore/Systemd/MessageIDs.swift | sort)
+    from_source=$(sed -n 's/.*case [A-Za-z]* = "\([0-9a-f]\{32\}\)".*/\1/p' Sources/LoopdCore/Logging/MessageIDs.swift | sort)
     from_catalog=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' systemd/loopd.catalog | sort)
     [ "$from_source" = "$from_catalog" ] ||
         { WHY="ids differ: source [$(echo $from_source)] catalog [$(echo $from_catalog)]"; return 1; }
