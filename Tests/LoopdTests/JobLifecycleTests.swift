@@ -232,7 +232,7 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
         #expect(waitForFile(marker))  // the child's TERM handler is installed
         let job = try #require(b.call(#"{"id":1,"op":"jobs","state":"running"}"#)?["jobs"]?.arrayValue?.first?["job"]?.stringValue)
         let cancel = try #require(b.call(#"{"id":2,"op":"cancel","job":"\#(job)"}"#))
-        #expect(cancel["cancelled"] == true && cancel["state"] == "cancelled")
+        #expect(cancel["cancelled"] == true && cancel["state"] == "cancelled" && cancel["started"] == true)
         let reply = try #require(a.readReply())
         #expect(reply.errorCode == "cancelled" && reply["state"] == "cancelled")
         #expect(reply["result"]?["signal"] == .integer(Int64(SIGKILL)))
@@ -268,9 +268,9 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
         let job = try #require(c.call(#"{"id":1,"op":"submit","action":"sleep","args":["60000"],"wait":false}"#)?["job"]?.stringValue)
         #expect(waitForState(c, job, "running") == "running")
         let cancel = try #require(c.call(#"{"id":2,"op":"cancel","job":"\#(job)"}"#))
-        #expect(cancel["cancelled"] == true && cancel["state"] == "cancelled")
+        #expect(cancel["cancelled"] == true && cancel["state"] == "cancelled" && cancel["started"] == true)
         let again = try #require(c.call(#"{"id":3,"op":"cancel","job":"\#(job)"}"#))
-        #expect(again["cancelled"] == false && again["state"] == "cancelled")
+        #expect(again["cancelled"] == false && again["state"] == "cancelled" && again["started"] == true)
         // The worker runs the next job: the cancelled one no longer holds it.
         #expect(c.call(#"{"id":4,"op":"submit","action":"echo","args":["next"]}"#)?["result"]?["output"] == "next")
     }

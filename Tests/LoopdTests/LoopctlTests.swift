@@ -268,6 +268,8 @@ struct LoopctlFormattingTests {
 
         let cancel: CancelCommand = try parse(["cancel", "j5"])
         #expect(try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":true,"state":"cancelled"}"#) == CommandOutput(standardOutput: "cancelled j5\n"))
+        #expect(try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":true,"state":"cancelled","started":true}"#)
+            == CommandOutput(standardOutput: "cancelled j5 (it was running: stopped)\n"))
         let late = try human(cancel, #"{"id":1,"ok":true,"job":"j5","cancelled":false,"state":"completed"}"#)
         #expect(late == CommandOutput(diagnostic: "loopctl: job j5 was not cancelled: it is completed", status: .refused))
         let unknown = try human(cancel, #"{"id":1,"ok":false,"error":{"code":"unknown_job","message":"no job j5"}}"#)

@@ -19,8 +19,9 @@ an abrupt close with replies still owed. Afterwards:
   run once    a `record` exec action appends its unique token to a file:
               every acknowledged record job ran exactly once, an
               unacknowledged one (its connection dropped) at most once, a
-              successfully cancelled one never (no crash happens here, so
-              no replay is allowed either)
+              job cancelled before it started never, one stopped while it
+              ran (`started` in the cancel reply) at most once (no crash
+              happens here, so no replay is allowed either)
   order       record jobs one connection sent with wait:false to one worker
               ran in the order they were sent (the file's order)
   durable     every acknowledged durable job completed with its output
@@ -126,6 +127,7 @@ class Ledger:
         self.durable_acked = 0
         self.cancels_ok = 0
         self.cancels_late = 0
+        self.cancels_running = 0  # cancelled while running: may have run
 
         self.ack_states = collections.Counter()
         self.latencies = []  # seconds from a batch's write to each reply
@@ -133,7 +135,7 @@ class Ledger:
     def merge(self, other):
         """Adds another client process's ledger to this one."""
         for k in ("submits_acked", "submits_sent", "requests", "replies", "batches", "disconnects",
-                  "durable_acked", "cancels_ok", "cancels_late", "evicted", "status_checked"):
+                  "durable_acked", "cancels_ok", "cancels_late", "cancels_running", "evicted", "status_checked"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.failures.update(other.failures)
         for k, v in other.examples.items():
@@ -250,9 +252,17 @@ class LoadClient:
                     return None
                 if r.get("ok") is not True or r.get("job") != job:
                     return f"cancel reply {r}"
+                if not isinstance(r.get("started"), bool):
+                    return f"cancel reply without a boolean started: {r}"
                 if r.get("cancelled") is True:
                     L.cancels_ok += 1
-                    if token:
+                    if r.get("started") is True:
+                        # Stopped while it ran: it may have done its work
+                        # (at most once), or been killed before it did.
+                        L.cancels_running += 1
+                        if token:
+                            L.record_cancel_unknown.add(token)
+                    elif token:
                         L.record_cancelled.add(token)
                     return None if r.get("state") == "cancelled" else f"cancelled but state {r.get('state')}"
                 L.cancels_late += 1
@@ -582,10 +592,10 @@ def analyse_records(record_file, ledger, checks):
     checks.check(not missing, f"record: all {len(must_once)} acknowledged, uncancelled record jobs ran",
                  f"{len(missing)} never ran, e.g. {missing[:3]}")
     ran_cancelled = [t for t in ledger.record_cancelled if counts[t] > 0]
-    checks.check(not ran_cancelled, f"record: none of the {len(ledger.record_cancelled)} cancelled record jobs ran",
+    checks.check(not ran_cancelled, f"record: none of the {len(ledger.record_cancelled)} record jobs cancelled before they started ran",
                  f"e.g. {ran_cancelled[:3]}")
-    print(f"  info  {len(ledger.record_cancel_unknown)} cancels of delayed record jobs lost their reply "
-          "(connection dropped): those jobs may run, at most once")
+    print(f"  info  {len(ledger.record_cancel_unknown)} cancels of delayed record jobs lost their reply (connection "
+          "dropped) or stopped a running job: those jobs may run, at most once")
     unacked_ran = sum(1 for t in ledger.record_unacked if counts[t] > 0)
     print(f"  info  {len(ledger.record_unacked)} record jobs unacknowledged (connection dropped); "
           f"{unacked_ran} of them ran (at most once each)")
@@ -756,8 +766,8 @@ def run(args, checks, d, rng, record_file):
           f"requests, {ledger.replies} replies, {ledger.batches} batches, {ledger.disconnects} dropped connections) "
           f"in {elapsed:.1f} s = {rate:.0f} jobs/s; loopd CPU {cpu:.1f} s ({100 * cpu / elapsed:.0f}% of one core)",
           flush=True)
-    print(f"  info  by kind: {dict(sorted(ledger.by_action.items()))}; cancels won {ledger.cancels_ok}, "
-          f"late {ledger.cancels_late}", flush=True)
+    print(f"  info  by kind: {dict(sorted(ledger.by_action.items()))}; cancels won {ledger.cancels_ok} "
+          f"({ledger.cancels_running} of them stopped a running job), late {ledger.cancels_late}", flush=True)
     lat = sorted(ledger.latencies)
     if lat:
         pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000

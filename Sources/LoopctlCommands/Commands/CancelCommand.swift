@@ -33,7 +33,10 @@ public struct CancelCommand: ClientCommand {
             throw .protocol("cancel reply lacks the boolean \"cancelled\": \(reply.line)")
         }
         let state = reply.json["state"]?.stringValue ?? "unknown"
-        if cancelled { return CommandOutput(standardOutput: "cancelled \(job)\n") }
+        if cancelled {
+            let stopped = reply.json["started"]?.boolValue == true ? " (it was running: stopped)" : ""
+            return CommandOutput(standardOutput: "cancelled \(job)\(stopped)\n")
+        }
         // Not cancelling is a refusal for a script that counted on it.
         return CommandOutput(diagnostic: "loopctl: job \(job) was not cancelled: it is \(state)", status: .refused)
     }

@@ -46,6 +46,9 @@ private final class ExecRun: @unchecked Sendable {
     var sources: [LoopFileDescriptorSource] = []
     var process: LoopProcessSource?
     var killTimer: LoopTimer?
+    /// A timeout or a cancel signalled the child while it still ran: the
+    /// job ends with that reason, however the child then exits.
+    var stopped = false
 
     init(context: ActionContext, spec: DaemonConfig.Exec, child: ChildProcess.Started) {
         self.context = context
@@ -102,6 +105,9 @@ private final class ExecRun: @unchecked Sendable {
     /// A timeout or a cancel: SIGTERM now, SIGKILL after the action's
     /// grace period; the job ends once the child is reaped (pidfd).
     private func terminate() {
+        // A child that already exited on its own keeps its own outcome.
+        guard exit == nil else { return }
+        stopped = true
         try? process?.send(signal: SIGTERM)
         let grace = LoopTimer(after: .milliseconds(spec.killGraceMs)) { [self] _ in
             try? process?.send(signal: SIGKILL)
@@ -128,7 +134,7 @@ private final class ExecRun: @unchecked Sendable {
             ("stdout_truncated", .bool(stdout.truncated)), ("stderr_truncated", .bool(stderr.truncated)),
         ]
         let json = JSON.object(result)
-        if let reason = context.stopReason {
+        if stopped, let reason = context.stopReason {
             let message = reason.code == .timeout
                 ? "\(spec.argv[0]) ran past its timeout and was stopped (\(exit))"
                 : "\(reason.message); \(spec.argv[0]) \(exit)"

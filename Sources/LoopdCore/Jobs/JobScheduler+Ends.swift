@@ -67,12 +67,17 @@ extension JobScheduler {
         if let forgotten = table.retain(job) { move(forgotten, to: .forgotten) }
     }
 
-    /// `cancel`'s reply: whether the job was cancelled, and its state.
+    /// `cancel`'s reply: whether the job was cancelled, its state, and
+    /// whether it had started (a job stopped while it ran may have done
+    /// some or all of its work). Main thread, once the job's end (if any)
+    /// is recorded.
     static func writeCancelReply(_ job: Job, cancelled: Bool, requestID: RequestID?, into out: inout [UInt8]) {
         Response.beginOK(id: requestID, into: &out)
         Response.field("job", job.id, into: &out)
         Response.field("cancelled", .bool(cancelled), into: &out)
         Response.field("state", job.visibleState().rawValue, into: &out)
+        Response.field("started", .bool(job.state.isEnded ? job.startedAtUnixMs != 0 : job.visibleState() == .running),
+                       into: &out)
         Response.end(into: &out)
     }
 }

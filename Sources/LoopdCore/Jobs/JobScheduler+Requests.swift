@@ -25,7 +25,10 @@ extension JobScheduler {
         guard let job = table[jobID] else {
             if let finished = journal?.finishedStatus(id: jobID) {
                 guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
-                r.sink.send { Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state))], into: &$0) }
+                r.sink.send {
+                    Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state)),
+                                         ("started", .bool(finished.details?.startedAt != nil))], into: &$0)
+                }
             } else {
                 r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
             }
