@@ -130,7 +130,7 @@ final class JobLane: @unchecked Sendable {
         // Whether the main loop sleeps is read before the post: the post
         // itself wakes it, and would always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
-        mailbox.post(.ended(done))
+        mailbox.post(.ended(done, repliesWrittenByLane: writeNow))
         let sinks = answer(done, writeNow: writeNow)
         if !sinks.isEmpty { mailbox.post(.flush(sinks)) }
     }
@@ -160,7 +160,6 @@ final class JobLane: @unchecked Sendable {
     /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `sink`.
     private func deliver(_ ends: [(Job, ActionOutcome)], to sink: ReplySink, writeNow: Bool) -> ReplySink.Attention {
         let count = ends.count { $0.0.reply?.sink === sink }
-        mailbox.replies.count(count, byWorker: writeNow)
         return sink.deliver(count, writeNow: writeNow) { out in
             for (job, outcome) in ends {
                 guard let reply = job.reply, reply.sink === sink else { continue }

@@ -16,8 +16,11 @@ extension JobScheduler {
             switch report {
             case .started(let job):
                 move(job, to: .running)
-            case .ended(let ends):
-                for (job, outcome) in ends { end(job, outcome, answeredByLane: true) }
+            case .ended(let ends, let repliesWrittenByLane):
+                for (job, outcome) in ends {
+                    if job.reply != nil { stats.recordReply(byWorker: repliesWrittenByLane) }
+                    end(job, outcome, answeredByLane: true)
+                }
             case .flush(let sinks):
                 for sink in sinks { sink.endpoint?.replyQueued(unsent: sink.unsentBytes) }
             }
@@ -51,7 +54,7 @@ extension JobScheduler {
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID))
         if let reply = job.reply, !answeredByLane {
-            mailbox.replies.count(1, byWorker: false)
+            stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
         }
         for waiter in waiters.takeAll(of: job.id) {

@@ -36,8 +36,7 @@ extension JobScheduler {
             ("cancelled", .integer(Int64(stats.cancelled))),
             ("queued", .integer(Int64(load.waiting))), ("running", .integer(Int64(load.running))),
             ("replies", .object([
-                ("by_worker", .integer(Int64(mailbox.replies.byWorkers.load(ordering: .relaxed)))),
-                ("by_main", .integer(Int64(mailbox.replies.byMain.load(ordering: .relaxed)))),
+                ("by_worker", .integer(Int64(stats.repliesByWorker))), ("by_main", .integer(Int64(stats.repliesByMain))),
             ])),
             ("latency_us", .object([
                 ("count", .integer(Int64(lat.count))), ("p50", .integer(Int64(lat.p50))),

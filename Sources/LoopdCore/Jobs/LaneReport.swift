@@ -7,30 +7,14 @@ enum LaneReport {
     /// A job started and is still running at the end of the lane's pass
     /// (a job that ends in the pass it started is reported by its end alone).
     case started(Job)
-    /// Jobs that ended, in the order they ended, with how.
-    case ended([(Job, ActionOutcome)])
+    /// Jobs that ended, in the order they ended, with how; the lane writes
+    /// the waited ones' replies itself when `repliesWrittenByLane` (the main
+    /// loop slept), else leaves them to the main loop.
+    case ended([(Job, ActionOutcome)], repliesWrittenByLane: Bool)
     /// Sinks the main loop must flush with its batch: the lane encoded
     /// replies there and left them to it, or its own write there left bytes
     /// unsent, failed, or settled a draining connection (which then closes).
     case flush([ReplySink])
-}
-
-/// Who wrote the replies of waited jobs: the worker that ran the job
-/// (while the main loop slept), or the main loop (which was busy, or the
-/// job never ran). Any thread.
-final class ReplyFigures: Sendable {
-    /// Replies a worker wrote to its client itself.
-    let byWorkers = Atomic<Int>(0)
-    /// Replies the main loop wrote.
-    let byMain = Atomic<Int>(0)
-
-    func count(_ n: Int, byWorker: Bool) {
-        if byWorker {
-            byWorkers.add(n, ordering: .relaxed)
-        } else {
-            byMain.add(n, ordering: .relaxed)
-        }
-    }
 }
 
 /// The lanes' reports on their way to the main loop, oldest first. Lanes
@@ -48,8 +32,6 @@ final class LaneMailbox: Sendable {
     private let nonEmpty = Atomic<Bool>(false)
     private let mainLoop: Loop
     private let take: @Sendable () -> Void
-    /// Who wrote the replies of waited jobs (`stats`' `replies`).
-    let replies = ReplyFigures()
 
     /// `take` runs on `mainLoop` after posts, and takes the reports.
     init(mainLoop: Loop, take: @escaping @Sendable () -> Void) {

@@ -4,6 +4,15 @@ struct Stats {
     var failed = 0
     var timedOut = 0
     var cancelled = 0
+    /// Replies to waited jobs the worker that ran them wrote (the main loop slept).
+    var repliesByWorker = 0
+    /// Replies to waited jobs the main loop wrote: it was busy, or the job never ran.
+    var repliesByMain = 0
+
+    /// Counts who wrote a waited job's reply.
+    mutating func recordReply(byWorker: Bool) {
+        if byWorker { repliesByWorker += 1 } else { repliesByMain += 1 }
+    }
 
     /// Counts a job's end.
     mutating func record(_ end: Job.End) {
