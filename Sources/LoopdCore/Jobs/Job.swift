@@ -86,7 +86,10 @@ final class Job: @unchecked Sendable {
     /// claimed but not yet reported shows as running; a waiting job whose
     /// worker's mode does not admit it shows as held; a delayed job whose
     /// delay has passed shows as queued (or held).
-    func visibleState(now: UInt64 = monotonicNow()) -> JobState {
+    ///
+    /// `now` (monotonic ns) is read only for a delayed job, and only when
+    /// not given: a caller asking many jobs passes one reading.
+    func visibleState(now: UInt64? = nil) -> JobState {
         switch state {
         case .ended(let end): return end.protocolState
         case .running: return .running
@@ -95,7 +98,7 @@ final class Job: @unchecked Sendable {
             return request.delayMs > 0 ? .delayed : waitingState
         case .delayed(let until):
             if claim.isStarted { return .running }
-            return now < until ? .delayed : waitingState
+            return (now ?? monotonicNow()) < until ? .delayed : waitingState
         case .queued:
             return claim.isStarted ? .running : waitingState
         }

@@ -78,9 +78,9 @@ extension JobScheduler {
         Response.beginOK(id: requestID, into: &out)
         Response.field("job", job.id, into: &out)
         Response.field("cancelled", .bool(cancelled), into: &out)
-        Response.field("state", job.visibleState().rawValue, into: &out)
-        Response.field("started", .bool(job.state.isEnded ? job.startedAtUnixMs != 0 : job.visibleState() == .running),
-                       into: &out)
+        let state = job.visibleState()
+        Response.field("state", state.rawValue, into: &out)
+        Response.field("started", .bool(job.state.isEnded ? job.startedAtUnixMs != 0 : state == .running), into: &out)
         Response.end(into: &out)
     }
 }

@@ -8,7 +8,8 @@ extension JobScheduler {
     func workerInfo(_ q: WorkerQueue, stallThreshold: Duration) -> JSON {
         let w = q.worker
         let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
-        let held = table.count { $0.queue === q && $0.visibleState() == .held }
+        let now = monotonicNow()
+        let held = table.count { $0.queue === q && $0.visibleState(now: now) == .held }
         let running = w.runningJob.jobID
         return .object([
             ("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue)),
