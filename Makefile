@@ -47,21 +47,24 @@ test-asan:
 
 ## Side-by-side benchmarks: LoopRuntime vs Dispatch, SwiftNIO, Foundation and the raw
 ## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
+## They are a package of their own (Benchmarks/Package.swift), so depending on
+## LoopRuntime pulls in none of their peers; LoopdBench tests .build/release/loopd.
+BENCH = $(SWIFT) run -c release --package-path Benchmarks
 bench: setup
-	$(SWIFT) run -c release LoopBench
 	$(SWIFT) build -c release --product loopd
-	$(SWIFT) run -c release LoopdBench
+	$(BENCH) LoopBench
+	$(BENCH) LoopdBench
 
 bench-quick: setup
-	$(SWIFT) run -c release LoopBench --quick
 	$(SWIFT) build -c release --product loopd
-	$(SWIFT) run -c release LoopdBench --quick
+	$(BENCH) LoopBench --quick
+	$(BENCH) LoopdBench --quick
 
 example:
 	$(SWIFT) run loop-example
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz
+	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz Benchmarks/.build
 
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
 ## units, config (an existing one is kept), journal catalog, sysusers file.

@@ -11,49 +11,37 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LoopRuntime", targets: ["LoopRuntime"]),
+        .library(name: "LoopPlatform", targets: ["LoopPlatform"]),
+        .library(name: "LoopdProtocol", targets: ["LoopdProtocol"]),
         .library(name: "LoopdCore", targets: ["LoopdCore"]),
         .executable(name: "loopd", targets: ["loopd"]),
         .executable(name: "loopctl", targets: ["loopctl"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "CLoopShims"),
+        // Every kernel call of the package's modules and of the benchmarks.
+        .target(name: "LoopPlatform", dependencies: ["CLoopShims"], swiftSettings: strict),
         .target(name: "LoopdProtocol", swiftSettings: strict),
         .target(name: "TOML", swiftSettings: strict),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",
             dependencies: [
-                "LoopRuntime", "LoopdProtocol", "TOML", "CLoopShims", "CSystemd",
+                "LoopRuntime", "LoopPlatform", "LoopdProtocol", "TOML", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "loopd", dependencies: ["LoopdCore"], swiftSettings: strict),
         .target(
             name: "LoopctlCommands",
-            dependencies: ["LoopdProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["LoopdProtocol", "LoopPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .executableTarget(name: "loopctl", dependencies: ["LoopctlCommands"], swiftSettings: strict),
-        .target(name: "LoopRuntime", dependencies: ["CLoopShims"], swiftSettings: strict),
-        .executableTarget(
-            name: "LoopBench",
-            dependencies: [
-                "LoopRuntime", "CLoopShims",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Benchmarks/LoopBench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "LoopdBench",
-            dependencies: ["LoopdProtocol", "CLoopShims"],
-            path: "Benchmarks/LoopdBench",
-            swiftSettings: strict),
+        .target(name: "LoopRuntime", dependencies: ["LoopPlatform"], swiftSettings: strict),
         .executableTarget(
             name: "loop-example", dependencies: ["LoopRuntime"],
             path: "Examples/loop-example", swiftSettings: strict),
@@ -69,10 +57,10 @@ let package = Package(
             name: "FuzzConfigParser", dependencies: ["LoopdCore", "FuzzReplay"], path: "Fuzz/FuzzConfigParser",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML"], swiftSettings: strict),
-        .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "loop-example"], swiftSettings: strict),
+        .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "LoopPlatform", "loop-example"], swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",
-            dependencies: ["LoopdCore", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
+            dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
             swiftSettings: strict),
     ]
 )

@@ -1,3 +1,4 @@
+import LoopPlatform
 import CoreFoundation
 import Dispatch
 import Foundation

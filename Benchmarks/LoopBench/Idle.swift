@@ -1,3 +1,4 @@
+import LoopPlatform
 import Dispatch
 import LoopRuntime
 import NIOCore

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Dispatch
 import LoopRuntime
 import NIOCore
@@ -87,9 +88,9 @@ struct PingPongBenchmark {
     private func measure(a: some Lane, b: some Lane) -> Result {
         let warm = PingPongRun(a: a, b: b, rounds: warmUpRounds, budgetSeconds: budgetSeconds)
         _ = warm.run()
-        let cpu0 = processCPUNanoseconds(), wall0 = monotonicNow()
+        let cpu0 = processCPUNanoseconds(), wall0 = monotonicNanoseconds()
         let samples = PingPongRun(a: a, b: b, rounds: rounds, budgetSeconds: budgetSeconds).run()
-        let cpu = processCPUNanoseconds() - cpu0, wall = monotonicNow() - wall0
+        let cpu = processCPUNanoseconds() - cpu0, wall = monotonicNanoseconds() - wall0
         return Result(samples: Percentiles(samples), coresBusy: Double(cpu) / Double(wall))
     }
 
@@ -155,14 +156,14 @@ private final class PingPongRun<A: Lane, B: Lane>: @unchecked Sendable {
         self.a = a
         self.b = b
         self.rounds = rounds
-        deadline = monotonicNow() + UInt64(budgetSeconds * 1e9)
+        deadline = monotonicNanoseconds() + UInt64(budgetSeconds * 1e9)
         samples.reserveCapacity(rounds)
     }
 
     /// Runs the series from lane A; returns the round-trip times.
     func run() -> [Int64] {
         a.post { self.serve() }
-        guard done.wait(seconds: Double(deadline - monotonicNow()) / 1e9 + 10) != nil else {
+        guard done.wait(seconds: Double(deadline - monotonicNanoseconds()) / 1e9 + 10) != nil else {
             fatalError("ping-pong stalled: a posted block never ran")
         }
         return samples
@@ -170,13 +171,13 @@ private final class PingPongRun<A: Lane, B: Lane>: @unchecked Sendable {
 
     /// On lane A: start a round.
     private func serve() {
-        sent = monotonicNow()
+        sent = monotonicNanoseconds()
         b.post { self.a.post { self.returned() } }
     }
 
     /// On lane A: the reply arrived.
     private func returned() {
-        let now = monotonicNow()
+        let now = monotonicNanoseconds()
         samples.append(Int64(now - sent))
         if samples.count < rounds && now < deadline { serve() } else { done.finish() }
     }

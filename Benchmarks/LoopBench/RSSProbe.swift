@@ -1,3 +1,4 @@
+import LoopPlatform
 import Dispatch
 import Foundation
 import LoopRuntime
@@ -29,8 +30,8 @@ enum RSSProbe {
         do { try process.run() } catch { return nil }
         // The child prints one short line, far below a pipe's buffer, so it
         // never blocks on us: wait for it first, then read.
-        let deadline = monotonicNow() + 30_000_000_000
-        while process.isRunning && monotonicNow() < deadline { sleepSeconds(0.01) }
+        let deadline = monotonicNanoseconds() + 30_000_000_000
+        while process.isRunning && monotonicNanoseconds() < deadline { sleepSeconds(0.01) }
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

@@ -1,4 +1,4 @@
-import CLoopShims
+import LoopPlatform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -27,11 +27,11 @@ final class RawLoopThread: Sendable {
     /// How many times `epoll_wait` has returned (the thread's wake-ups).
     var passes: Int { core.passes.load(ordering: .relaxed) }
 
-    /// Runs what is queued, ends the thread, joins it and closes its fds.
+    /// Runs what is queued, ends the thread and joins it (the descriptors
+    /// close when the queue is released).
     func stop() {
         core.requestStop()
         thread.join()
-        core.close()
     }
 }
 
@@ -48,15 +48,17 @@ private final class RawLoopCore: Sendable {
     private let queue = Mutex(Queue())
     /// Counted by the consumer thread, read by anyone.
     let passes = Atomic<Int>(0)
-    let eventFD: Int32
-    let epollFD: Int32
+    let eventFD: EventFD
+    let epoll: Epoll
 
     init() {
-        eventFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        precondition(eventFD >= 0 && epollFD >= 0, "eventfd/epoll_create1 failed: errno \(errno)")
-        let rc = cloop_epoll_ctl(epollFD, EPOLL_CTL_ADD, eventFD, EPOLLIN.rawValue, 0)
-        precondition(rc == 0, "epoll_ctl failed: errno \(errno)")
+        do throws(PlatformError) {
+            eventFD = try EventFD()
+            epoll = try Epoll()
+            try epoll.add(eventFD.fd, interest: .readable, token: 0)
+        } catch {
+            fatalError("the raw queue cannot start: \(error)")
+        }
     }
 
     @inline(__always)
@@ -79,24 +81,20 @@ private final class RawLoopCore: Sendable {
         if mustWake { signal() }
     }
 
-    private func signal() {
-        var one: UInt64 = 1
-        while write(eventFD, &one, 8) == -1 && errno == EINTR {}
-    }
+    private func signal() { eventFD.signal() }
 
     /// The consumer: sleep in epoll, take the whole batch, run it.
     func run() {
-        var events = [cloop_event](repeating: cloop_event(), count: 4)
         var batch: [@Sendable () -> Void] = []
         while true {
-            let n = cloop_epoll_wait(epollFD, &events, Int32(events.count), -1)
-            if n < 0 {
-                precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
-                continue
+            do {
+                // An interrupted wait reports no events; go round again.
+                guard try epoll.wait(timeoutMilliseconds: -1, { _ in }) > 0 else { continue }
+            } catch {
+                fatalError("epoll_wait failed: \(error)")
             }
             passes.add(1, ordering: .relaxed)
-            var counter: UInt64 = 0
-            _ = read(eventFD, &counter, 8)  // reset before taking the batch, so no wake-up is lost
+            eventFD.drain()  // reset before taking the batch, so no wake-up is lost
             let stopping = queue.withLock { q in
                 swap(&q.blocks, &batch)
                 q.wakePending = false
@@ -106,10 +104,5 @@ private final class RawLoopCore: Sendable {
             batch.removeAll(keepingCapacity: true)
             if stopping { return }
         }
-    }
-
-    func close() {
-        _ = Glibc.close(epollFD)
-        _ = Glibc.close(eventFD)
     }
 }

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 
 /// The spin the benchmark compares (`LoopThread(spinBeforeSleeping:)`),
@@ -31,14 +32,14 @@ struct SpinCost {
         worker.perform(waitUntilDone: true) { tid.set(Int(currentThreadID())) }
         sleepSeconds(0.1)
         guard let before = ThreadSample(tid: Int32(tid.value)) else { return .nan }
-        let start = monotonicNow()
+        let start = monotonicNanoseconds()
         let ticks = Int(seconds / interval)
         for _ in 0..<ticks {
             worker.perform {}
             sleepSeconds(interval)
         }
         guard let after = ThreadSample(tid: Int32(tid.value)) else { return .nan }
-        let wall = Double(monotonicNow() - start)
+        let wall = Double(monotonicNanoseconds() - start)
         return Double(after.cpuNanoseconds - before.cpuNanoseconds) / wall
     }
 }

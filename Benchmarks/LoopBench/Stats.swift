@@ -1,16 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import LoopPlatform
 
-/// Reads CLOCK_MONOTONIC in nanoseconds: the clock every subject's timers run
-/// on here (LoopRuntime, `NIODeadline`, `DispatchTime` and CF all read it on
-/// Linux), so one subject's deadlines and our timestamps are comparable.
-@inline(__always)
-func monotonicNow() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}
+// Timestamps are `monotonicNanoseconds()`: CLOCK_MONOTONIC, the clock every
+// subject's timers run on here (LoopRuntime, `NIODeadline`, `DispatchTime`
+// and CF all read it on Linux), so a subject's deadlines and ours compare.
 
 /// A set of measurements (nanoseconds) with nearest-rank percentiles taken
 /// from a sorted copy. Exact, and fast enough for the ≤ 10^6 samples we keep.

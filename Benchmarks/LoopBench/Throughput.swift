@@ -1,3 +1,4 @@
+import LoopPlatform
 import Dispatch
 import LoopRuntime
 import NIOCore
@@ -138,7 +139,7 @@ struct ThroughputBenchmark {
             for i in order where Double(spent[i]) / 1e9 < budgetSeconds {
                 sleepSeconds(0.02)  // let the consumer go back to sleep: every run starts from idle
                 let finish = Finish()
-                let t0 = monotonicNow()
+                let t0 = monotonicNanoseconds()
                 subjects[i](blocks, finish)
                 let t1 = finish.wait()
                 rates[i].append(Double(blocks) / (Double(t1 - t0) / 1e9))

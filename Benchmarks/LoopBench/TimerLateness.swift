@@ -1,4 +1,4 @@
-import CLoopShims
+import LoopPlatform
 import Dispatch
 import Foundation
 import LoopRuntime
@@ -198,23 +198,21 @@ struct TimerLatenessBenchmark {
         let log = FireLog(expected: fires, intervalNs: intervalNs)
         let intervalNs = self.intervalNs
         let thread = JoinableThread(name: "bench-timer-raw") {
-            let timerFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC))
-            let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-            precondition(timerFD >= 0 && epollFD >= 0, "timerfd_create/epoll_create1 failed: errno \(errno)")
-            defer { close(epollFD); close(timerFD) }
-            _ = cloop_epoll_ctl(epollFD, EPOLL_CTL_ADD, timerFD, EPOLLIN.rawValue, 0)
+            let timer: TimerFD
+            let epoll: Epoll
+            do throws(PlatformError) {
+                timer = try TimerFD()
+                epoll = try Epoll()
+                try epoll.add(timer.fd, interest: .readable, token: 0)
+            } catch {
+                fatalError("the raw timer cannot start: \(error)")
+            }
             log.anchor()
-            let first = log.anchorNanoseconds + intervalNs
-            var spec = itimerspec(
-                it_interval: timespec(tv_sec: Int(intervalNs / 1_000_000_000), tv_nsec: Int(intervalNs % 1_000_000_000)),
-                it_value: timespec(tv_sec: Int(first / 1_000_000_000), tv_nsec: Int(first % 1_000_000_000)))
-            _ = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
-            var event = cloop_event()
+            timer.arm(at: log.anchorNanoseconds + intervalNs, repeatingEvery: intervalNs)
             var full = false
             while !full {
-                guard cloop_epoll_wait(epollFD, &event, 1, -1) == 1 else { continue }
-                var expirations: UInt64 = 0  // read only to re-arm readiness
-                guard read(timerFD, &expirations, 8) == 8 else { continue }
+                guard (try? epoll.wait(timeoutMilliseconds: -1, { _ in })) == 1 else { continue }
+                timer.drain()  // read only to re-arm readiness
                 // Several expirations = grid points missed: one wake-up, one fire (FireLog counts the skip).
                 full = log.record()
             }
@@ -257,11 +255,11 @@ private final class FireLog: @unchecked Sendable {
     var skipped: Int { Int(fires.last?.k ?? 0) - fires.count }
 
     /// Timer thread: "k = 0 is now". Call just before arming the timer.
-    func anchor() { anchorNanoseconds = monotonicNow() }
+    func anchor() { anchorNanoseconds = monotonicNanoseconds() }
 
     /// Timer thread: records a fire; true once the last grid point has fired (stop the timer).
     func record() -> Bool {
-        let now = monotonicNow()
+        let now = monotonicNanoseconds()
         guard (fires.last?.k ?? 0) < UInt64(expected) else { return true }
         let next = (fires.last?.k ?? 0) + 1
         let latestPassed = now > anchorNanoseconds ? (now - anchorNanoseconds) / intervalNs : 0

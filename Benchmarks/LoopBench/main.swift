@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -17,7 +18,7 @@ case .failure(let error):
     exit(error.exitCode)
 }
 
-let started = monotonicNow()
+let started = monotonicNanoseconds()
 let machineBusy0 = MachineLoad.busyNanoseconds(), ownBusy0 = MachineLoad.ownNanoseconds()
 print(options.header())
 var targets: [TargetCheck] = []
@@ -31,7 +32,7 @@ for section in options.sections {
 var summary = MarkdownTable(title: "Targets", columns: ["section", "target", "measured", "verdict"])
 for check in targets { summary.add([check.section, check.target, check.measured, check.verdict]) }
 let missed = targets.filter { $0.passed == false }.count
-let wall = Double(monotonicNow() - started) / 1e9
+let wall = Double(monotonicNanoseconds() - started) / 1e9
 let others = Double((MachineLoad.busyNanoseconds() - machineBusy0) - (MachineLoad.ownNanoseconds() - ownBusy0)) / 1e9
 summary.notes = [
     "\(targets.count - missed) of \(targets.count) met; total run time \(Format.fixed(wall, 1)) s.",

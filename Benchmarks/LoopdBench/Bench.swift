@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -43,7 +44,7 @@ final class Bench {
     private let budgetSeconds: Double
     private var runStart: UInt64 = 0
 
-    private var remainingSeconds: Double { budgetSeconds - Double(monotonicNow() - runStart) / 1e9 }
+    private var remainingSeconds: Double { budgetSeconds - Double(monotonicNanoseconds() - runStart) / 1e9 }
 
     init(_ options: Options) {
         self.options = options
@@ -70,13 +71,13 @@ final class Bench {
 
     /// The process exit status.
     func run() -> Int32 {
-        runStart = monotonicNow()
+        runStart = monotonicNanoseconds()
         let loadBefore = Processes.loadAverage()
-        let binary = options.loopdPath ?? ((Files.executableDirectory() ?? ".") + "/loopd")
+        let binary = options.loopdBinary
         guard Files.isExecutable(binary) else {
             writeStderr("""
-                LoopdBench: no loopd at \(binary). Build it into the same build directory as LoopdBench:
-                  swift build -c release --product loopd   (with LoopdBench's --scratch-path, if any)
+                LoopdBench: no loopd at \(binary). Build it in the repository first:
+                  swift build -c release --product loopd
                 or name one with --loopd PATH.\n
                 """)
             return 1
@@ -150,7 +151,7 @@ final class Bench {
 
         let table = report(cpus: cpus)
         out("- load average after: \(Processes.loadAverage()); the run took "
-              + "\(Format.fixed(Double(monotonicNow() - runStart) / 1e9, 1)) s.")
+              + "\(Format.fixed(Double(monotonicNanoseconds() - runStart) / 1e9, 1)) s.")
         if !errors.isEmpty {
             out("\nErrors:")
             for e in errors { out("- \(e)") }

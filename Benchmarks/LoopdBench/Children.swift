@@ -1,6 +1,6 @@
 // The children (loopd, redis-server, redis-benchmark) die with the
 // benchmark: on every fatal signal, and when the whole run overruns.
-import CLoopShims
+import LoopPlatform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -42,14 +42,14 @@ enum Children {
     /// A thread that kills the children and exits with status 3 if the whole
     /// run has not finished after `seconds`.
     static func startWatchdog(seconds: Double, finished: Watchdog) {
-        finished.deadline = monotonicNow() + UInt64(seconds * 1e9)
+        finished.deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
         let context = Unmanaged.passRetained(finished).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            cloop_set_thread_name("bench-watchdog")
+            setCurrentThreadName("bench-watchdog")
             while !watchdog.done.load(ordering: .acquiring) {
-                if monotonicNow() >= watchdog.deadline {
+                if monotonicNanoseconds() >= watchdog.deadline {
                     let message = "\nLoopdBench: the run exceeded its time limit; killing loopd and redis\n"
                     _ = message.withCString { write(2, $0, strlen($0)) }
                     Children.killAll()

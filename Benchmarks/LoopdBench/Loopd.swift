@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -41,9 +42,9 @@ final class LoopdProcess {
 
     /// Connects and pings until loopd answers; fails early if it exits.
     private func waitReady(seconds: Double) throws(BenchError) {
-        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
         var lastError = "not started"
-        while monotonicNow() < deadline {
+        while monotonicNanoseconds() < deadline {
             if let status = Processes.exitStatus(pid) {
                 record(0)
                 throw BenchError("loopd \(status) at start:\n\(logTail())")
@@ -84,9 +85,9 @@ final class LoopdProcess {
     /// left-overs (async submits still running) do not load the next one.
     func waitIdle(seconds: Double) throws(BenchError) {
         let connection = try Connection(path: socketPath, ioTimeoutSeconds: 5)
-        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
         var reply = ""
-        while monotonicNow() < deadline {
+        while monotonicNanoseconds() < deadline {
             reply = try connection.roundTrip(#"{"id":"idle","op":"stats"}"#)
             if Self.field(reply, "queued") == 0 && Self.field(reply, "running") == 0 { return }
             sleepMilliseconds(20)

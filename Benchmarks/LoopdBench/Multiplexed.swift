@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -15,10 +16,10 @@ func runMultiplexed(_ scenario: Scenario, socketPath: String, loopd: LoopdProces
         _ = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: 30,
                          limitPerConnection: scenario.warmup)
     }
-    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
+    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
     let run = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
                            limitPerConnection: Int.max)
-    let wall = Double(monotonicNow() - wall0) / 1e9
+    let wall = Double(monotonicNanoseconds() - wall0) / 1e9
     return Measurement(jobs: run.jobs, seconds: Double(run.end - run.start) / 1e9, latencies: run.latencies,
                        loopdCPU: loopd.cpuSeconds - cpu0, benchCPU: Processes.ownCPUSeconds() - own0, wallSeconds: wall)
 }
@@ -34,7 +35,7 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
     latencies.reserveCapacity(expected * connections.count)
     var fds = connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
     let limit = Int64(limitPerConnection)
-    let start = monotonicNow()
+    let start = monotonicNanoseconds()
     let stopAt = start + UInt64(seconds * 1e9)
     var now = start
 
@@ -51,16 +52,16 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
         let ready = poll(&fds, nfds_t(fds.count), 10_000)
         if ready < 0 {
             if errno == EINTR { continue }
-            throw BenchError("poll: \(errnoText())")
+            throw BenchError("poll: \(errnoText(errno))")
         }
         guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(connections.count) connections") }
         for k in fds.indices where fds[k].revents != 0 {
             fds[k].revents = 0
             let before = flights[k].count
             try connections[k].receiveAvailable { (id) throws(BenchError) in
-                latencies.append(try flights[k].answer(id, at: monotonicNow()))
+                latencies.append(try flights[k].answer(id, at: monotonicNanoseconds()))
             }
-            now = monotonicNow()
+            now = monotonicNanoseconds()
             if now < stopAt { try topUp(k) }
             outstanding += flights[k].count - before
         }

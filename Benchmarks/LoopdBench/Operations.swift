@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -70,9 +71,9 @@ struct OperationsBench {
         var samples: [UInt64] = []
         samples.reserveCapacity(n)
         for k in 0..<n {
-            let t0 = monotonicNow()
+            let t0 = monotonicNanoseconds()
             try body(k)
-            samples.append(monotonicNow() - t0)
+            samples.append(monotonicNanoseconds() - t0)
         }
         return samples
     }
@@ -89,9 +90,9 @@ struct OperationsBench {
                 state = reply.contains(#""state":"running""#) ? "running" : ""
             }
             guard state == "running" else { throw BenchError("job \(job) never started") }
-            let t0 = monotonicNow()
+            let t0 = monotonicNanoseconds()
             let reply = try c.roundTrip(#"{"id":3,"op":"cancel","job":"\#(job)"}"#)
-            samples.append(monotonicNow() - t0)
+            samples.append(monotonicNanoseconds() - t0)
             guard reply.contains(#""cancelled":true"#) else { throw BenchError("cancel did not cancel: \(reply)") }
         }
         return samples

@@ -7,6 +7,17 @@ struct Options {
     var strict = false
     var rounds: Int?
     var loopdPath: String?
+
+    /// The daemon to test: `--loopd`, else the release loopd of the package
+    /// this benchmark package sits in (`../.build/release/loopd` from
+    /// Benchmarks/), else a loopd next to this executable.
+    var loopdBinary: String {
+        if let loopdPath { return loopdPath }
+        let here = Files.executableDirectory() ?? "."
+        // here = <repository>/Benchmarks/.build/<triple>/release
+        let built = here + "/../../../../.build/release/loopd"
+        return Files.isExecutable(built) ? built : here + "/loopd"
+    }
     var tmpBase = "/tmp"
     var keep = false
     /// loopd's server.log_level; nil: its default (info: one record per finished job).
@@ -29,7 +40,7 @@ struct Options {
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
-          --loopd PATH the daemon to test (default: loopd next to this executable)
+          --loopd PATH the daemon to test (default: the repository's .build/release/loopd)
           --tmp DIR    where the run's socket/state/log directory is made (default /tmp;
                        put it on a real disk: the durable scenario fsyncs there)
           --keep       keep that directory (loopd.log, journal, redis-benchmark output)

@@ -1,6 +1,6 @@
 // The kernel calls of the benchmark: blocking Unix sockets, child
 // processes, files and clocks.
-import CLoopShims
+import LoopPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,12 +11,10 @@ struct BenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// `strerror` of `code`.
-func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
 /// CLOCK_MONOTONIC in nanoseconds.
 @inline(__always)
-func monotonicNow() -> UInt64 {
+func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -37,7 +35,7 @@ enum UnixSocket {
     /// the benchmark can block for ever.
     static func connect(path: String, ioTimeoutSeconds: Int) throws(BenchError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket: \(errnoText())") }
+        guard fd >= 0 else { throw BenchError("socket: \(errnoText(errno))") }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -78,7 +76,7 @@ enum UnixSocket {
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 throw BenchError("write timed out (the peer stopped reading)")
             } else {
-                throw BenchError("write: \(errnoText())")
+                throw BenchError("write: \(errnoText(errno))")
             }
         }
     }
@@ -103,7 +101,7 @@ enum UnixSocket {
             if n >= 0 { return n }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { throw BenchError("no reply within the I/O time-out") }
-            throw BenchError("read: \(errnoText())")
+            throw BenchError("read: \(errnoText(errno))")
         }
     }
 
@@ -117,13 +115,13 @@ enum Files {
     static func makeTempDirectory(base: String, prefix: String) throws(BenchError) -> String {
         var template = Array((base + "/" + prefix + "XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
-        guard made else { throw BenchError("mkdtemp in \(base): \(errnoText())") }
+        guard made else { throw BenchError("mkdtemp in \(base): \(errnoText(errno))") }
         return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     static func write(_ path: String, _ text: String) throws(BenchError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw BenchError("open \(path): \(errnoText())") }
+        guard fd >= 0 else { throw BenchError("open \(path): \(errnoText(errno))") }
         defer { _ = Glibc.close(fd) }
         let bytes = Array(text.utf8)
         try UnixSocket.writeAll(fd, bytes)
@@ -194,16 +192,13 @@ enum Processes {
             program = "/usr/bin/setpriv"
         }
         let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard log >= 0 else { throw BenchError("open \(logPath): \(errnoText())") }
+        guard log >= 0 else { throw BenchError("open \(logPath): \(errnoText(errno))") }
         defer { _ = Glibc.close(log) }
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = cArgs.withUnsafeMutableBufferPointer { args in
-            cloop_spawn(program, args.baseAddress!, environ, cwd, log, log, &pid)
+        do {
+            return try ChildProcess.spawn(program, argv: argv, environment: nil, cwd: cwd, stdout: log, stderr: log)
+        } catch {
+            throw BenchError("spawn \(path): \(errnoText(error.errno))")
         }
-        guard rc == 0 else { throw BenchError("spawn \(path): \(errnoText(rc))") }
-        return pid
     }
 
     private static let isExecutableSetpriv = Files.isExecutable("/usr/bin/setpriv")
@@ -212,16 +207,16 @@ enum Processes {
     static func exitStatus(_ pid: pid_t) -> String? {
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
-        guard rc == pid else { return rc < 0 ? "gone (\(errnoText()))" : nil }
+        guard rc == pid else { return rc < 0 ? "gone (\(errnoText(errno)))" : nil }
         return describe(status)
     }
 
     /// Waits up to `seconds` for the child to end; its status, or nil.
     static func waitExit(_ pid: pid_t, seconds: Double) -> String? {
-        let deadline = monotonicNow() + UInt64(seconds * 1e9)
+        let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
         while true {
             if let s = exitStatus(pid) { return s }
-            if monotonicNow() >= deadline { return nil }
+            if monotonicNanoseconds() >= deadline { return nil }
             sleepMilliseconds(5)
         }
     }

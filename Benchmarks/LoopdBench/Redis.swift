@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -45,7 +46,7 @@ final class RedisReference {
                                   cwd: directory, logPath: directory + "/redis.log")
         Children.redis.store(pid, ordering: .releasing)
         var version = "redis"
-        let deadline = monotonicNow() + 10_000_000_000
+        let deadline = monotonicNanoseconds() + 10_000_000_000
         while true {
             if let status = Processes.exitStatus(pid) {
                 Children.redis.store(0, ordering: .releasing)
@@ -55,7 +56,7 @@ final class RedisReference {
                 version = v
                 break
             }
-            if monotonicNow() > deadline {
+            if monotonicNanoseconds() > deadline {
                 Processes.stop(pid, graceSeconds: 2)
                 Children.redis.store(0, ordering: .releasing)
                 throw BenchError("redis-server did not answer PING within 10 s")

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -53,28 +54,15 @@ private final class Slot: @unchecked Sendable {
 func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
     let barrier = Barrier(count: scenario.clients + 1)
     let slots = (0..<scenario.clients).map { _ in Slot() }
-    var threads: [JoinableThread] = []
-    var spawnError: BenchError?
-    for k in 0..<scenario.clients {
-        let slot = slots[k]
-        do {
-            threads.append(try JoinableThread(name: "client-\(k)") {
-                slot.result = clientThread(scenario, socketPath: socketPath, barrier: barrier)
-            })
-        } catch {
-            spawnError = error
-            break
+    let threads = slots.enumerated().map { k, slot in
+        JoinableThread(name: "client-\(k)") {
+            slot.result = clientThread(scenario, socketPath: socketPath, barrier: barrier)
         }
     }
-    if let spawnError {
-        // The started threads wait at the barrier for the missing ones: we
-        // cannot release them, and the run is over anyway.
-        throw spawnError
-    }
     barrier.wait()  // the clients have connected and warmed up; the measured run starts now
-    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNow()
+    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
     for t in threads { t.join() }
-    let wall = Double(monotonicNow() - wall0) / 1e9
+    let wall = Double(monotonicNanoseconds() - wall0) / 1e9
     let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
 
     var runs: [ClientRun] = []
@@ -126,7 +114,7 @@ private func drive(_ connection: Connection, depth: Int, request: [UInt8], secon
     var flight = InFlight(expected: expected)
     var latencies: [UInt64] = []
     latencies.reserveCapacity(expected)
-    let start = monotonicNow()
+    let start = monotonicNanoseconds()
     let stopAt = start + UInt64(seconds * 1e9)
     var now = start
     let limit = Int64(limit)
@@ -136,9 +124,9 @@ private func drive(_ connection: Connection, depth: Int, request: [UInt8], secon
     try connection.flush()
     while flight.count > 0 {
         try connection.receive { (id) throws(BenchError) in
-            latencies.append(try flight.answer(id, at: monotonicNow()))
+            latencies.append(try flight.answer(id, at: monotonicNanoseconds()))
         }
-        now = monotonicNow()
+        now = monotonicNanoseconds()
         if now < stopAt {
             while flight.count < depth && flight.sent < limit {
                 connection.enqueue(id: flight.next(at: now), suffix: request)

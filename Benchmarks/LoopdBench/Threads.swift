@@ -1,5 +1,5 @@
 // The client threads: plain pthreads and a barrier to start them together.
-import CLoopShims
+import LoopPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,32 +21,16 @@ final class Barrier: @unchecked Sendable {
     func wait() { _ = pthread_barrier_wait(raw) }
 }
 
-/// Runs `body` on a new pthread; `join()` waits for it.
-final class JoinableThread: @unchecked Sendable {
-    private var handle = pthread_t()
+/// Runs `body` on a new thread named `name`; `join()` waits for it.
+final class JoinableThread: Sendable {
+    private let thread: NativeThread
 
-    init(name: String, _ body: @escaping @Sendable () -> Void) throws(BenchError) {
-        let box = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        let rc = pthread_create(&handle, nil, { raw in
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            cloop_set_thread_name(body.name)
-            body.body()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(box).release()
-            throw BenchError("pthread_create: \(errnoText(rc))")
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        thread = NativeThread {
+            setCurrentThreadName(name)
+            body()
         }
     }
 
-    func join() { _ = pthread_join(handle, nil) }
-}
-
-private final class ThreadBody: Sendable {
-    let name: String
-    let body: @Sendable () -> Void
-    init(name: String, body: @escaping @Sendable () -> Void) {
-        self.name = name
-        self.body = body
-    }
+    func join() { thread.join() }
 }

@@ -19,7 +19,7 @@ let watchdog = Watchdog()
 Children.startWatchdog(seconds: options.quick ? 58 : 290, finished: watchdog)
 let status: Int32
 if options.operations {
-    let binary = options.loopdPath ?? ((Files.executableDirectory() ?? ".") + "/loopd")
+    let binary = options.loopdBinary
     status = OperationsBench(binary: binary, tmpBase: options.tmpBase).run()
 } else {
     status = Bench(options).run()

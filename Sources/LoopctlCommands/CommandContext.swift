@@ -1,3 +1,5 @@
+import LoopPlatform
+
 /// What a command may touch of its process: the environment, the file
 /// system's "does this exist", its two output streams and the wall clock.
 /// Commands take it as a parameter so tests can run them in-process with a
@@ -24,15 +26,15 @@ public struct CommandContext {
         self.fileExists = fileExists
         self.standardOutput = standardOutput
         self.standardError = standardError
-        self.currentTimeUnixMs = currentTimeUnixMs ?? UnixSocket.currentTimeUnixMs
+        self.currentTimeUnixMs = currentTimeUnixMs ?? unixMilliseconds
     }
 
     /// The real process: its environment, file system, fd 1 and fd 2.
     public static var process: CommandContext {
         CommandContext(
-            environment: UnixSocket.environment,
-            fileExists: UnixSocket.fileExists,
-            standardOutput: { UnixSocket.writeStandard(1, $0) },
-            standardError: { UnixSocket.writeStandard(2, $0) })
+            environment: environmentVariable,
+            fileExists: FileSystem.exists,
+            standardOutput: { writeStandard(1, $0) },
+            standardError: { writeStandard(2, $0) })
     }
 }

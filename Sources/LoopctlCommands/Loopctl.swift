@@ -1,3 +1,4 @@
+import LoopPlatform
 import ArgumentParser
 
 /// `loopctl`, the root command: the subcommands and the exit codes.
@@ -24,7 +25,7 @@ public struct Loopctl: ParsableCommand {
     /// Runs loopctl with the process's arguments and exits with its status.
     /// Replaces ArgumentParser's `main()` so usage errors exit 2, not 64.
     public static func main() {
-        UnixSocket.exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).code)
+        exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).code)
     }
 
     /// Parses `arguments` (without the program name), runs the command in

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Dispatch
 import Glibc
 import LoopRuntime
@@ -169,7 +170,7 @@ public final class Daemon: @unchecked Sendable {
 /// Why the daemon could not start.
 public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case journal(JournalError)
-    case listen(SystemError)
+    case listen(PlatformError)
 
     public var description: String {
         switch self {

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Foundation
 import Synchronization
 import Testing

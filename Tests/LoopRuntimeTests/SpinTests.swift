@@ -1,3 +1,4 @@
+import LoopPlatform
 import Glibc
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 import Testing
 @testable import LoopRuntime

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Testing
 @testable import LoopRuntime
 

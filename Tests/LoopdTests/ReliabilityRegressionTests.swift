@@ -1,3 +1,4 @@
+import LoopPlatform
 import Foundation
 import Glibc
 import LoopdProtocol

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// The loop's view of a version-1 source: a descriptor the kernel makes
@@ -89,7 +90,7 @@ final class KernelSource: @unchecked Sendable {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
         for loop in links.takeAll() { loop.detach(self) }
         // No epoll set holds it any more, so its number can be reused safely.
-        if closesDescriptor { closeDescriptor(fd) }
+        if closesDescriptor { Descriptor.closeOwned(fd) }
         releaseOwnerIfUnlinked()
     }
 }

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// One message carried by a `LoopPort`: an id and a byte payload.
 public struct LoopMessage: Sendable, Equatable {
     /// What the message means, chosen by the sender (a Mach message id's role).

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// How a child process ended.
 public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
     /// It called exit with this status.

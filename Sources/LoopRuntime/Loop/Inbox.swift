@@ -1,3 +1,4 @@
+
 /// What other threads hand a loop: the blocks queued by `perform`, and the
 /// sleep handshake that decides who writes the loop's wake-up eventfd.
 ///

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// Hands out process-wide sequence numbers: items added later sort after

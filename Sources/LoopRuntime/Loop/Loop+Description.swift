@@ -1,3 +1,4 @@
+
 extension Loop: CustomStringConvertible {
     /// The loop's state in the shape of Core Foundation's run-loop dump:
     /// current mode, common modes, common-mode items, then per mode its

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 extension Loop {
     // MARK: common modes (R7)
 

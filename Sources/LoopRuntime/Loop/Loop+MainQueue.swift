@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 extension Loop {
     /// Watches (or stops watching) libdispatch's main-queue eventfd, the
     /// Linux stand-in for the port Core Foundation listens on (R27).

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 
 extension Loop {
     /// Runs the loop in `mode` until it is stopped, the timeout passes, the

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 #if canImport(Glibc)
 import Glibc  // pid_t

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LoopPlatform
 import Glibc
 #endif
 
@@ -70,5 +71,5 @@ final class LoopRegistry: @unchecked Sendable {
 }
 
 extension Loop: ThreadExitObserver {
-    func threadDidExit() { LoopRegistry.shared.threadExited(self) }
+    package func threadDidExit() { LoopRegistry.shared.threadExited(self) }
 }

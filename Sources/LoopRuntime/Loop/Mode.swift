@@ -1,3 +1,4 @@
+
 extension Loop {
     /// A run-loop mode: a name for a set of sources, timers and observers (R4).
     /// Custom modes are just names: `let tracking: Loop.Mode = "tracking"`.

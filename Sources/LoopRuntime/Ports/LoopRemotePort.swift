@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// A port registered by name somewhere on the machine, as seen by a sender:

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// Port names, and the ports of this process by name.
 ///
 /// The machine-wide registry is the kernel's: a local port binds a Unix

@@ -1,3 +1,4 @@
+
 /// The datagram every named port speaks. One datagram is one message: a
 /// fixed 24-byte header, all integers little-endian, then the payload.
 ///

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// A resident thread (R26): a thread whose loop a port keeps

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// One `LoopThread.perform(waitUntilDone: true)` in flight. The caller sleeps

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Synchronization
 
 /// Where a loop reads the time. `.system` is CLOCK_MONOTONIC and sleeps on a

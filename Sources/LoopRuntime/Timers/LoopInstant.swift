@@ -1,3 +1,5 @@
+import LoopPlatform
+
 /// A point on a loop's clock, in nanoseconds since an arbitrary origin
 /// (boot, for the system clock).
 public struct LoopInstant: Comparable, Hashable, Sendable, CustomStringConvertible {
@@ -45,4 +47,11 @@ extension Duration {
         let (t, o2) = s.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
         return o2 ? .max : t
     }
+}
+
+/// The monotonic instant `duration` from now, saturating; the deadline form
+/// every timed wait in the port code uses.
+func monotonicDeadline(after duration: Duration) -> UInt64 {
+    let (sum, overflow) = monotonicNanoseconds().addingReportingOverflow(duration.nanosecondsClamped)
+    return overflow ? .max : sum
 }

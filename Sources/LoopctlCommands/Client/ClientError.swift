@@ -1,3 +1,5 @@
+import LoopPlatform
+
 /// Why a conversation with the daemon did not produce a reply. A reply
 /// with `"ok":false` is not one of these: it is an answer, and callers read
 /// its error code from the reply itself.
@@ -14,7 +16,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotConnect(let path, let code):
-            "cannot connect to loopd at \(path): \(UnixSocket.describe(errno: code))"
+            "cannot connect to loopd at \(path): \(errnoText(code))"
         case .closed:
             "the daemon closed the connection before replying"
         case .protocol(let message):

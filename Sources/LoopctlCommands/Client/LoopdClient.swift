@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopdProtocol
 
 /// A small blocking client for loopd's JSON Lines protocol
@@ -36,12 +37,12 @@ public final class LoopdClient {
     public init(path: String, receiveTimeoutMs: Int? = nil) throws(ClientError) {
         self.path = path
         do {
-            fd = try UnixSocket.open(path: path)
+            fd = try DaemonSocket.open(path: path)
         } catch {
             chunk.deallocate()
             throw error
         }
-        if let ms = receiveTimeoutMs { UnixSocket.setReceiveTimeout(fd, milliseconds: max(1, ms)) }
+        if let ms = receiveTimeoutMs { DaemonSocket.setReceiveTimeout(fd, milliseconds: max(1, ms)) }
     }
 
     deinit {
@@ -52,7 +53,7 @@ public final class LoopdClient {
     /// Closes the connection. Idempotent.
     public func close() {
         if fd >= 0 {
-            UnixSocket.closeDescriptor(fd)
+            Descriptor.close(fd)
             fd = -1
         }
     }
@@ -72,7 +73,7 @@ public final class LoopdClient {
         guard fd >= 0 else { throw .closed }
         guard !peerClosed else { return }
         do {
-            try UnixSocket.writeAll(fd, Array(line.utf8) + [0x0A])
+            try DaemonSocket.writeAll(fd, Array(line.utf8) + [0x0A])
         } catch .closed {
             // The daemon may refuse a connection by writing one error line
             // (`busy`, `shutting_down`) and closing before it reads anything.
@@ -112,7 +113,7 @@ public final class LoopdClient {
     /// Reads once from the socket and frames what came.
     private func fill() throws(ClientError) {
         guard fd >= 0 else { throw .closed }
-        let n = try UnixSocket.read(fd, into: chunk)
+        let n = try DaemonSocket.read(fd, into: chunk)
         // End of stream: a half line left in the framer is a reply the
         // daemon never finished, so it is the same failure as no reply.
         if n == 0 { throw .closed }

@@ -1,3 +1,4 @@
+import LoopPlatform
 import ArgumentParser
 import LoopdProtocol
 
@@ -67,7 +68,7 @@ public struct JobsCommand: ClientCommand {
 
     /// The first page's request, `--since` counted back from the real clock.
     public var requestFields: [(String, JSON)] {
-        requestFields(sinceUnixMs: since?.resolve(nowUnixMs: UnixSocket.currentTimeUnixMs()), cursor: cursor)
+        requestFields(sinceUnixMs: since?.resolve(nowUnixMs: unixMilliseconds()), cursor: cursor)
     }
 
     /// The request for the page at `cursor` (nil: the first page), with
@@ -93,7 +94,7 @@ public struct JobsCommand: ClientCommand {
 
     /// One page in human form, `--since` counted back from the real clock.
     public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
-        try render(reply, sinceUnixMs: since?.resolve(nowUnixMs: UnixSocket.currentTimeUnixMs()))
+        try render(reply, sinceUnixMs: since?.resolve(nowUnixMs: unixMilliseconds()))
     }
 
     /// One page in human form: the table and, when there are more jobs, the

@@ -1,3 +1,4 @@
+
 /// Who may run which action: the check the server makes with the peer's
 /// SO_PEERCRED (and, where available, SO_PEERGROUPS) before it accepts a
 /// `submit`, answering `forbidden` when this returns false.

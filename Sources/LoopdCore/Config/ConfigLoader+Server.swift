@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// The flat sections: `[server]`, `[limits]`, `[journal]`.
 extension ConfigLoader {
     static func readServer(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Server {

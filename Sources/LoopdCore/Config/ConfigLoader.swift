@@ -1,3 +1,4 @@
+import LoopPlatform
 import TOML
 
 /// Reads loopd's TOML configuration and validates every setting, so that a

@@ -1,3 +1,4 @@
+
 /// The accepted range of every numeric setting, in one place so the loader,
 /// the tests and `Config/loopd.toml` agree. The bounds are sanity limits: wide
 /// enough for any real deployment, narrow enough to catch a slipped digit or

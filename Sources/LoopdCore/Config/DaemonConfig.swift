@@ -1,3 +1,4 @@
+
 /// Everything loopd reads from its configuration file (Config/loopd.toml),
 /// validated: a value of this type is always usable as it is.
 public struct DaemonConfig: Sendable, Equatable {

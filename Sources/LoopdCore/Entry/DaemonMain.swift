@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// The `loopd` executable's whole behaviour, kept in the library so the
 /// executable is a one-line `main`.
 public enum DaemonMain {

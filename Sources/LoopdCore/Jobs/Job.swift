@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -98,7 +99,7 @@ final class Job: @unchecked Sendable {
             return request.delayMs > 0 ? .delayed : waitingState
         case .delayed(let until):
             if claim.isStarted { return .running }
-            return (now ?? monotonicNow()) < until ? .delayed : waitingState
+            return (now ?? monotonicNanoseconds()) < until ? .delayed : waitingState
         case .queued:
             return claim.isStarted ? .running : waitingState
         }

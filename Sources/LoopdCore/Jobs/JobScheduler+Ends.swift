@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -45,7 +46,7 @@ extension JobScheduler {
         let queue = job.queue
         queue.outstanding -= 1
         if end != .cancelled { queue.finished += 1 }
-        let micros = (monotonicNow() &- job.acceptedAt) / 1000
+        let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
         if job.request.durable && journaled, let gate {
             gate.journal.appendFinished(FinishedJob(job, end: end))

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -8,7 +9,7 @@ extension JobScheduler {
     func workerInfo(_ q: WorkerQueue, stallThreshold: Duration) -> JSON {
         let w = q.worker
         let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
-        let now = monotonicNow()
+        let now = monotonicNanoseconds()
         let held = table.count { $0.queue === q && $0.visibleState(now: now) == .held }
         let running = w.runningJob.jobID
         return .object([

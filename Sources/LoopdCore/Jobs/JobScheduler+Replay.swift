@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopdProtocol
 
 /// Start-up: the durable jobs the journal holds unfinished. Main thread only.

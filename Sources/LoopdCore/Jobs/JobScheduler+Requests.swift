@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -118,7 +119,7 @@ extension JobScheduler {
             r.sink.send { Response.error(id: id, ProtocolError(.unknownWorker, "no worker named \"\(name)\""), into: &$0) }
             return
         }
-        let now = monotonicNow()
+        let now = monotonicNanoseconds()
         let states = query.states.map(Set.init)
         let (jobs, more) = table.page(after: after, limit: query.limit) { job in
             JobOwner.mayManage(jobOf: job.clientUID, uid: r.owner.uid, daemonUID: daemonUID)

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -130,7 +131,7 @@ final class JobScheduler: @unchecked Sendable {
         }
         let (sequence, id) = jobIDs.next(keeping: jobID)
         let job = Job(id: id, sequence: sequence, request: s, modes: modes, action: action,
-                      queue: queue, owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
+                      queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply)
         table.insert(job)
         queue.outstanding += 1
         if s.durable, jobID == nil, let gate {
@@ -176,7 +177,7 @@ final class JobScheduler: @unchecked Sendable {
     /// Hands a job to its worker's lane (after its delay, if any).
     func handOver(_ job: Job) {
         if job.request.delayMs > 0 {
-            move(job, to: .delayed(until: monotonicNow() &+ UInt64(job.request.delayMs) * 1_000_000))
+            move(job, to: .delayed(until: monotonicNanoseconds() &+ UInt64(job.request.delayMs) * 1_000_000))
         } else {
             move(job, to: .queued)
         }

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopdProtocol
 
 /// The fields of `status` and of each `jobs` entry.

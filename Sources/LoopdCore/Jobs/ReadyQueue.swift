@@ -1,3 +1,4 @@
+
 /// A worker's jobs waiting to start, in arrival order. Taking the first
 /// admitted job is O(1) when it is the oldest (every job of the running
 /// mode), so a deep queue drains in linear time; a job skipped for its mode

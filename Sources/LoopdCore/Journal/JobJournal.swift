@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// The durable-job journal: an append-only, checksummed log in
 /// `<directory>/journal.log` (format: `JournalRecord`), group-committed.
 ///
@@ -250,6 +253,6 @@ public final class JobJournal {
 
     /// The current wall-clock time in Unix milliseconds (the default clock).
     public static func unixMilliseconds() -> Int64 {
-        LoopdCore.unixMilliseconds()
+        LoopPlatform.unixMilliseconds()
     }
 }

@@ -1,3 +1,6 @@
+import LoopPlatform
+
+
 /// One journal file, and the path calls the journal makes (rename, remove,
 /// create and fsync directories). The calls themselves are Platform's
 /// (`FileSystem`, `Descriptor`): they retry `EINTR`, and every descriptor is
@@ -29,7 +32,7 @@ final class JournalFile {
     /// `truncate`, empties it. Never `O_APPEND`: Linux ignores `pwrite`'s
     /// offset under `O_APPEND`, and we always write at an explicit offset.
     static func open(_ path: String, create: Bool, truncate: Bool = false) throws(JournalError) -> JournalFile {
-        let fd = try call(path) { () throws(SystemError) in
+        let fd = try call(path) { () throws(PlatformError) in
             try FileSystem.open(path, .readWrite(create: create, truncate: truncate))
         }
         return JournalFile(path: path, fd: fd)
@@ -37,12 +40,12 @@ final class JournalFile {
 
     /// The file's current size in bytes.
     func size() throws(JournalError) -> Int {
-        try Self.call(path) { () throws(SystemError) in try Descriptor.status(fd).size }
+        try Self.call(path) { () throws(PlatformError) in try Descriptor.status(fd).size }
     }
 
     /// Reads `count` bytes from `offset` (fewer only at end of file).
     func read(at offset: Int, count: Int) throws(JournalError) -> [UInt8] {
-        try Self.call(path) { () throws(SystemError) in try Descriptor.read(fd, count: count, at: offset) }
+        try Self.call(path) { () throws(PlatformError) in try Descriptor.read(fd, count: count, at: offset) }
     }
 
     /// Writes all of `bytes` at `offset`, looping over short writes (a disk
@@ -50,25 +53,25 @@ final class JournalFile {
     /// number of `pwrite` calls made, for the group-commit statistics.
     @discardableResult
     func write(_ bytes: [UInt8], at offset: Int) throws(JournalError) -> Int {
-        try Self.call(path) { () throws(SystemError) in try Descriptor.write(fd, bytes, at: offset) }
+        try Self.call(path) { () throws(PlatformError) in try Descriptor.write(fd, bytes, at: offset) }
     }
 
     /// `fdatasync(2)`: the data and the size that reaches it are on stable
     /// storage when this returns. (An append changes the size, which
     /// fdatasync does flush; it skips only timestamps.)
     func sync() throws(JournalError) {
-        try Self.call(path) { () throws(SystemError) in try Descriptor.syncData(fd) }
+        try Self.call(path) { () throws(PlatformError) in try Descriptor.syncData(fd) }
     }
 
     /// `ftruncate(2)` to `length` bytes. Shrinking never needs free space,
     /// so this works on a full disk.
     func truncate(to length: Int) throws(JournalError) {
-        try Self.call(path) { () throws(SystemError) in try Descriptor.truncate(fd, to: length) }
+        try Self.call(path) { () throws(PlatformError) in try Descriptor.truncate(fd, to: length) }
     }
 
     /// Atomically replaces `to` with `from` (`rename(2)`).
     static func rename(_ from: String, over to: String) throws(JournalError) {
-        try call(to) { () throws(SystemError) in try FileSystem.rename(from, over: to) }
+        try call(to) { () throws(PlatformError) in try FileSystem.rename(from, over: to) }
     }
 
     /// Removes `path`; a file that is already gone is not an error.
@@ -107,12 +110,12 @@ final class JournalFile {
 
     /// `fsync(2)` on a directory, making a rename or creation in it durable.
     static func syncDirectory(_ path: String) throws(JournalError) {
-        try call(path) { () throws(SystemError) in try FileSystem.syncDirectory(path) }
+        try call(path) { () throws(PlatformError) in try FileSystem.syncDirectory(path) }
     }
 
     /// Runs one Platform call on the journal at `path`: traps on
     /// `EBADF`/`EFAULT` (our bug), throws any other errno as `unavailable`.
-    private static func call<T>(_ path: String, _ body: () throws(SystemError) -> T) throws(JournalError) -> T {
+    private static func call<T>(_ path: String, _ body: () throws(PlatformError) -> T) throws(JournalError) -> T {
         do {
             return try body()
         } catch {

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Logging
 import Synchronization
 

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 
 /// The main thread's side of a connection, as its reply sink sees it.

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -14,10 +15,10 @@ extension Server {
         log(.notice, "stopping: no new jobs; waiting up to \(config.server.shutdownGraceMs) ms for running jobs", id: .stopping)
         listener?.close()
         listener = nil
-        let deadline = monotonicNow() + UInt64(config.server.shutdownGraceMs) * 1_000_000
+        let deadline = monotonicNanoseconds() + UInt64(config.server.shutdownGraceMs) * 1_000_000
         let poll = LoopTimer(after: .zero, interval: .milliseconds(20)) { [unowned self] timer in
             let running = workers.contains { $0.runningJob.jobID != nil }
-            if !running || monotonicNow() >= deadline {
+            if !running || monotonicNanoseconds() >= deadline {
                 timer.invalidate()
                 finishShutdown()
             }

@@ -1,3 +1,4 @@
+import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
 
@@ -20,7 +21,7 @@ extension Server {
         let r = c.requester
         switch request.operation {
         case .ping:
-            c.sink.send(Response.ok(id: id, [("pid", .integer(Int64(currentPID()))), ("version", .string(Server.version))]))
+            c.sink.send(Response.ok(id: id, [("pid", .integer(Int64(processID()))), ("version", .string(Server.version))]))
         case .submit(let s):
             scheduler.submit(s, id: id, from: r)
         case .status(let jobID):

@@ -7,12 +7,12 @@ import Glibc
 /// `Synchronization.Mutex`, the guarded fields live beside it in their class,
 /// each marked "guarded by lock", so values can leave the critical section
 /// without `sending` gymnastics.
-final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     // The pthread mutex needs a stable address: it is allocated once and
     // never moved. Any thread.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         initializeMutex(mutex, kind: PTHREAD_MUTEX_NORMAL)
     }
@@ -22,12 +22,12 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+    @inlinable public func lock() { pthread_mutex_lock(mutex) }
+    @inlinable public func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the lock held.
-    @inline(__always)
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    @inlinable
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -36,12 +36,12 @@ final class Lock: @unchecked Sendable {
 
 /// A one-shot latch a thread can wait on: used by `waitUntilDone` and by
 /// thread start-up hand-offs.
-final class Latch: @unchecked Sendable {
+public final class Latch: @unchecked Sendable {
     private let lock = Lock()
     private let cond: UnsafeMutablePointer<pthread_cond_t>
     private var opened = false  // guarded by lock
 
-    init() {
+    public init() {
         cond = .allocate(capacity: 1)
         var attr = pthread_condattr_t()
         pthread_condattr_init(&attr)
@@ -56,7 +56,7 @@ final class Latch: @unchecked Sendable {
     }
 
     /// Opens the latch and wakes every waiter.
-    func open() {
+    public func open() {
         lock.withLock {
             opened = true
             pthread_cond_broadcast(cond)
@@ -64,7 +64,7 @@ final class Latch: @unchecked Sendable {
     }
 
     /// Blocks until `open()` has been called.
-    func wait() {
+    public func wait() {
         lock.lock()
         while !opened { lock.waitOn(cond) }
         lock.unlock()
@@ -72,7 +72,7 @@ final class Latch: @unchecked Sendable {
 
     /// Blocks until opened or `deadlineNanoseconds` (CLOCK_MONOTONIC) passes;
     /// returns whether it was opened.
-    func wait(untilMonotonic deadlineNanoseconds: UInt64) -> Bool {
+    public func wait(untilMonotonic deadlineNanoseconds: UInt64) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         var ts = timespec(tv_sec: Int(deadlineNanoseconds / 1_000_000_000),
@@ -96,7 +96,7 @@ extension Lock {
 
 /// Initializes the pthread mutex at `mutex` as `kind` (a `PTHREAD_MUTEX_*`
 /// type); traps if glibc refuses. The mutex must never move afterwards.
-func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, kind: Int) {
+public func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, kind: Int) {
     var attr = pthread_mutexattr_t()
     pthread_mutexattr_init(&attr)
     pthread_mutexattr_settype(&attr, Int32(kind))

@@ -1,28 +1,21 @@
 import Glibc
 
-/// The daemon's own uid.
-func currentUID() -> UInt32 { getuid() }
+/// The process's real uid.
+public func currentUID() -> UInt32 { getuid() }
 
-/// The process id.
-func currentPID() -> Int32 { getpid() }
+/// The process's effective uid: whom its own permission checks admit.
+public func effectiveUserID() -> UInt32 { geteuid() }
 
 /// Wall-clock Unix time in milliseconds.
-func unixMilliseconds() -> Int64 {
+public func unixMilliseconds() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }
 
-/// Monotonic nanoseconds.
-func monotonicNow() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 /// Blocks the calling thread, whichever it is, for `milliseconds` (usleep,
 /// a second at a time: POSIX lets usleep refuse a million microseconds).
-func blockThread(milliseconds: Int64) {
+public func blockThread(milliseconds: Int64) {
     var left = milliseconds
     while left > 0 {
         let step = min(left, 1000)
@@ -32,8 +25,8 @@ func blockThread(milliseconds: Int64) {
 }
 
 /// The process environment as a dictionary.
-enum ProcessEnvironment {
-    static func current() -> [String: String] {
+public enum ProcessEnvironment {
+    public static func current() -> [String: String] {
         var out: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
@@ -47,12 +40,29 @@ enum ProcessEnvironment {
 
 /// Writes log bytes to `fd` (stderr) with one write(2), best effort: a log
 /// line that cannot be written is dropped rather than holding up the loop.
-func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
+public func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
     _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+}
+
+/// Writes all of `text` to `fd` (1 or 2) unbuffered, retrying short writes
+/// and `EINTR`; gives up silently on another error (nobody is left to tell).
+/// Unbuffered, so nothing is lost when the process exits right after.
+public func writeStandard(_ fd: Int32, _ text: String) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
+        if n > 0 { offset += n } else if n == -1 && errno == EINTR { continue } else { return }
+    }
+}
+
+/// The process environment variable `name`.
+public func environmentVariable(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
 }
 
 /// Ends the process with `status` (exit(3): atexit handlers run, stdio is
 /// flushed). Main thread, once: exit(3) must not race another exit.
-func exitProcess(_ status: Int32) -> Never {
+public func exitProcess(_ status: Int32) -> Never {
     exit(status)
 }

@@ -23,7 +23,7 @@ import Glibc
 /// 0.11-0.25M, medians `LoopThread.perform` 8.0-8.5 -> 9.0-9.7 M/s,
 /// `loop.perform` 9.4-9.6 -> 10.6-16.0 M/s; with both threads pinned to
 /// one CPU, where a spin cannot help, 11.2-12.3 M/s either way.
-package final class Locked<State: ~Copyable>: @unchecked Sendable {
+public final class Locked<State: ~Copyable>: @unchecked Sendable {
     // Both live in one allocation that is never moved: the mutex on the
     // first cache line, the value from the second on. Any thread, under
     // `mutex` for `state`.
@@ -36,8 +36,8 @@ package final class Locked<State: ~Copyable>: @unchecked Sendable {
     // `Loop.inbox`'s place among the immutable fields, measured with
     // `LoopBench throughput` (9 alternated runs each): loop.perform median
     // 6.79 -> 9.50 M/s, 35% -> 50% of the raw queue.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let state: UnsafeMutablePointer<State>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let state: UnsafeMutablePointer<State>
     private let block: UnsafeMutableRawPointer
 
     /// A cache line's size on the machines we run on (x86-64, arm64).
@@ -49,7 +49,7 @@ package final class Locked<State: ~Copyable>: @unchecked Sendable {
         return (needed + lineSize - 1) / lineSize * lineSize
     }
 
-    package init(_ initial: consuming State) {
+    public init(_ initial: consuming State) {
         let line = Locked.lineSize
         let stateBytes = (MemoryLayout<State>.size + line - 1) / line * line
         block = .allocate(byteCount: Locked.stateOffset + Swift.max(stateBytes, line),
@@ -67,8 +67,8 @@ package final class Locked<State: ~Copyable>: @unchecked Sendable {
     }
 
     /// Runs `body` on the value with the mutex held.
-    @inline(__always)
-    package func withLock<T: ~Copyable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+    @inlinable
+    public func withLock<T: ~Copyable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)

@@ -4,21 +4,21 @@ import Glibc
 #endif
 
 /// An `AF_UNIX` socket address, as handed to or returned by the kernel.
-struct UnixAddress: Sendable {
-    var storage = sockaddr_un()
-    var length = socklen_t(0)
+public struct UnixAddress: Sendable {
+    public var storage = sockaddr_un()
+    public var length = socklen_t(0)
 
     /// The most bytes a name may have after the leading NUL of the abstract
     /// namespace (`sun_path` is 108 bytes on Linux).
-    static let abstractNameCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+    public static let abstractNameCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 
-    init() {}
+    public init() {}
 
     /// An address in Linux's abstract namespace: `sun_path` is a NUL byte
     /// followed by `name` (no terminator; the length says where it ends).
     /// Such a name has no filesystem node, lives as long as the socket bound
     /// to it, and is visible to every process in the network namespace.
-    init(abstract name: [UInt8]) {
+    public init(abstract name: [UInt8]) {
         precondition(name.count <= UnixAddress.abstractNameCapacity, "an abstract socket name is at most 107 bytes")
         storage.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &storage.sun_path) { path in
@@ -30,18 +30,18 @@ struct UnixAddress: Sendable {
 
     /// Whether the address names a socket (an unbound sender's address is
     /// just the family, and nothing can be sent back to it).
-    var isNamed: Bool { length > socklen_t(MemoryLayout<sa_family_t>.size) }
+    public var isNamed: Bool { length > socklen_t(MemoryLayout<sa_family_t>.size) }
 }
 
 /// One datagram taken from a socket.
-struct ReceivedDatagram {
+public struct ReceivedDatagram {
     /// The datagram's real length; larger than the buffer when it was truncated.
-    var length: Int
+    public var length: Int
     /// Who sent it.
-    var sender: UnixAddress
+    public var sender: UnixAddress
     /// The sending process's uid, as the kernel vouches for it; nil unless
     /// the socket asked for credentials (`enableSenderCredentials`).
-    var senderUID: UInt32?
+    public var senderUID: UInt32?
 }
 
 /// A `SOCK_DGRAM` `AF_UNIX` socket, non-blocking and close-on-exec. The kernel
@@ -49,28 +49,28 @@ struct ReceivedDatagram {
 /// full (`net.unix.max_dgram_qlen`), which is what a message port needs.
 ///
 /// Not thread-safe: its owner serializes every call, including `close()`.
-final class UnixDatagramSocket {
+public final class UnixDatagramSocket {
     /// The descriptor; -1 once closed.
-    private(set) var fd: Int32
+    public private(set) var fd: Int32
 
-    init() throws(PlatformError) {
+    public init() throws(PlatformError) {
         let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-        fd = try syscallRetrying("socket(AF_UNIX, SOCK_DGRAM)") { socket(AF_UNIX, type, 0) }
+        fd = try retryingInterrupts("socket(AF_UNIX, SOCK_DGRAM)") { socket(AF_UNIX, type, 0) }
     }
 
     deinit { close() }
 
     /// Closes the descriptor (and so frees the name it was bound to). Idempotent.
-    func close() {
+    public func close() {
         guard fd >= 0 else { return }
-        closeDescriptor(fd)
+        Descriptor.closeOwned(fd)
         fd = -1
     }
 
     /// Binds to `address`; `EADDRINUSE` means another socket holds the name.
-    func bind(to address: UnixAddress) throws(PlatformError) {
+    public func bind(to address: UnixAddress) throws(PlatformError) {
         var a = address
-        _ = try syscallRetrying("bind") {
+        _ = try retryingInterrupts("bind") {
             withUnsafePointer(to: &a.storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, a.length) }
             }
@@ -79,16 +79,16 @@ final class UnixDatagramSocket {
 
     /// Has the kernel attach each sender's credentials to the datagrams
     /// this socket receives (`SO_PASSCRED`); `receive` reports the uid.
-    func enableSenderCredentials() throws(PlatformError) {
+    public func enableSenderCredentials() throws(PlatformError) {
         var on: Int32 = 1
-        _ = try syscallRetrying("setsockopt(SO_PASSCRED)") {
+        _ = try retryingInterrupts("setsockopt(SO_PASSCRED)") {
             setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<Int32>.size))
         }
     }
 
     /// Binds to a fresh abstract name the kernel picks (Linux "autobind"), so
     /// a peer can send datagrams back.
-    func bindAutomatically() throws(PlatformError) {
+    public func bindAutomatically() throws(PlatformError) {
         var a = UnixAddress()
         a.storage.sun_family = sa_family_t(AF_UNIX)
         a.length = socklen_t(MemoryLayout<sa_family_t>.size)
@@ -99,9 +99,9 @@ final class UnixDatagramSocket {
     /// `ECONNREFUSED` means no socket is bound to the address. On a connected
     /// socket `poll(POLLOUT)` also waits for room in the peer's queue, which
     /// an unconnected one cannot do.
-    func connect(to address: UnixAddress) throws(PlatformError) {
+    public func connect(to address: UnixAddress) throws(PlatformError) {
         var a = address
-        _ = try syscallRetrying("connect") {
+        _ = try retryingInterrupts("connect") {
             withUnsafePointer(to: &a.storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, a.length) }
             }
@@ -111,7 +111,7 @@ final class UnixDatagramSocket {
     /// Sends one datagram to the connected peer, or to `destination`.
     /// Returns false when it would block (a full queue); throws other errors
     /// (`ECONNREFUSED`/`ENOTCONN`: the peer is gone; `EMSGSIZE`: too large).
-    func send(_ bytes: UnsafeRawBufferPointer, to destination: UnixAddress? = nil) throws(PlatformError) -> Bool {
+    public func send(_ bytes: UnsafeRawBufferPointer, to destination: UnixAddress? = nil) throws(PlatformError) -> Bool {
         let flags = Int32(MSG_NOSIGNAL)
         while true {
             let n: Int
@@ -139,7 +139,7 @@ final class UnixDatagramSocket {
     /// Returns nil when none is queued. The length reported is the
     /// datagram's real one (`MSG_TRUNC`), so a caller can tell that it did
     /// not fit.
-    func receive(into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false) throws(PlatformError) -> ReceivedDatagram? {
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false) throws(PlatformError) -> ReceivedDatagram? {
         let flags = Int32(MSG_TRUNC) | (peek ? Int32(MSG_PEEK) : 0)
         var sender = UnixAddress()
         var uid: UInt32 = 0
@@ -165,7 +165,7 @@ final class UnixDatagramSocket {
     /// as ready, so the caller's next call reports it. No polling loop: one
     /// `poll` per wait, again only after `EINTR` or a millisecond rounding
     /// short of the deadline.
-    func wait(writable: Bool = false, untilMonotonic deadline: UInt64) throws(PlatformError) -> Bool {
+    public func wait(writable: Bool = false, untilMonotonic deadline: UInt64) throws(PlatformError) -> Bool {
         let wanted = Int16(writable ? POLLOUT : POLLIN)
         while true {
             let now = monotonicNanoseconds()
@@ -185,23 +185,14 @@ final class UnixDatagramSocket {
     }
 }
 
-/// The monotonic instant `duration` from now, saturating; the deadline form
-/// every timed wait in the port code uses.
-func monotonicDeadline(after duration: Duration) -> UInt64 {
-    let (sum, overflow) = monotonicNanoseconds().addingReportingOverflow(duration.nanosecondsClamped)
-    return overflow ? .max : sum
-}
-
 extension PlatformError {
     /// `bind`: another socket holds the address.
-    var isAddressInUse: Bool { errno == EADDRINUSE }
+    public var isAddressInUse: Bool { errno == EADDRINUSE }
     /// `connect`/`send`: no socket is bound at the address, or the connected
     /// peer has closed (the first send after that reports `ECONNREFUSED`,
     /// later ones `ENOTCONN`).
-    var isPeerGone: Bool { errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT }
+    public var isPeerGone: Bool { errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT }
     /// `send`: the datagram does not fit the socket buffer.
-    var isMessageTooLarge: Bool { errno == EMSGSIZE }
+    public var isMessageTooLarge: Bool { errno == EMSGSIZE }
 }
 
-/// The process's effective uid: whom a `.sameUser` message port admits.
-func effectiveUserID() -> UInt32 { geteuid() }

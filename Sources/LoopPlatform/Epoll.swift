@@ -14,52 +14,60 @@ public struct IOInterest: OptionSet, Sendable, Hashable {
 }
 
 /// One delivered readiness event.
-struct ReadinessEvent {
-    var token: UInt64
-    var readable: Bool
-    var writable: Bool
+public struct ReadinessEvent {
+    public var token: UInt64
+    public var readable: Bool
+    public var writable: Bool
     /// Error or hang-up: reported so the owner reads and sees EOF or the error.
-    var hangup: Bool
+    public var hangup: Bool
+
+    @inlinable
+    public init(token: UInt64, readable: Bool, writable: Bool, hangup: Bool) {
+        self.token = token
+        self.readable = readable
+        self.writable = writable
+        self.hangup = hangup
+    }
 }
 
 /// The epoll instance of one loop. Level-triggered throughout: a source
 /// outside the running mode is simply not registered, and its readiness is
 /// still there when it is registered again (R5).
-final class Epoll: @unchecked Sendable {
+public final class Epoll: @unchecked Sendable {
     // Immutable after init; epoll_ctl and epoll_wait are thread-safe in the kernel.
-    let fd: Int32
-    private var buffer: UnsafeMutablePointer<cloop_event>  // loop thread only
-    private let capacity = 64
+    public let fd: Int32
+    @usableFromInline var buffer: UnsafeMutablePointer<cloop_event>  // loop thread only
+    @usableFromInline let capacity = 64
 
-    init() throws(PlatformError) {
-        fd = try syscallRetrying("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+    public init() throws(PlatformError) {
+        fd = try retryingInterrupts("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         buffer = .allocate(capacity: capacity)
     }
 
     deinit {
         buffer.deallocate()
-        closeDescriptor(fd)
+        Descriptor.closeOwned(fd)
     }
 
     /// Watches `target`. `edgeTriggered`: report each new readiness once
     /// instead of for as long as it lasts (for the loop's own wake-up
     /// eventfd, which then needs no read to rearm).
-    func add(_ target: Int32, interest: IOInterest, token: UInt64, edgeTriggered: Bool = false) throws(PlatformError) {
+    public func add(_ target: Int32, interest: IOInterest, token: UInt64, edgeTriggered: Bool = false) throws(PlatformError) {
         let events = interest.rawValue | (edgeTriggered ? UInt32(EPOLLET.rawValue) : 0)
-        _ = try syscallRetrying("epoll_ctl(ADD)") {
+        _ = try retryingInterrupts("epoll_ctl(ADD)") {
             cloop_epoll_ctl(fd, EPOLL_CTL_ADD, target, events, token)
         }
     }
 
-    func modify(_ target: Int32, interest: IOInterest, token: UInt64) throws(PlatformError) {
-        _ = try syscallRetrying("epoll_ctl(MOD)") {
+    public func modify(_ target: Int32, interest: IOInterest, token: UInt64) throws(PlatformError) {
+        _ = try retryingInterrupts("epoll_ctl(MOD)") {
             cloop_epoll_ctl(fd, EPOLL_CTL_MOD, target, interest.rawValue, token)
         }
     }
 
     /// Removes `target`; a descriptor the owner already closed is not an error
     /// (the kernel dropped it from the set with its last close).
-    func remove(_ target: Int32) {
+    public func remove(_ target: Int32) {
         if cloop_epoll_ctl(fd, EPOLL_CTL_DEL, target, 0, 0) == -1 {
             let code = errno
             precondition(code == ENOENT || code == EBADF, "epoll_ctl(DEL) failed with errno \(code)")
@@ -68,8 +76,8 @@ final class Epoll: @unchecked Sendable {
 
     /// Waits up to `timeoutMilliseconds` (-1: forever, 0: poll) and hands each
     /// event to `body`. Returns the number of events.
-    @discardableResult
-    func wait(timeoutMilliseconds: Int32, _ body: (ReadinessEvent) -> Void) throws(PlatformError) -> Int {
+    @inlinable @discardableResult
+    public func wait(timeoutMilliseconds: Int32, _ body: (ReadinessEvent) -> Void) throws(PlatformError) -> Int {
         let n: Int32
         let r = cloop_epoll_wait(fd, buffer, Int32(capacity), timeoutMilliseconds)
         if r == -1 {

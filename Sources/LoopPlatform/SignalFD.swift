@@ -5,8 +5,8 @@ import Glibc
 
 /// Signal and child-process descriptors: the kernel calls behind
 /// `LoopSignalSource` and `LoopProcessSource`.
-enum SignalPlatform {
-    static func signalSet(_ signals: [Int32]) -> sigset_t {
+public enum SignalPlatform {
+    public static func signalSet(_ signals: [Int32]) -> sigset_t {
         var set = sigset_t()
         cloop_sigset_empty(&set)
         for s in signals { cloop_sigset_add(&set, s) }
@@ -14,19 +14,19 @@ enum SignalPlatform {
     }
 
     /// Blocks `signals` in the calling thread (threads it starts inherit the mask).
-    static func block(_ signals: [Int32]) {
+    public static func block(_ signals: [Int32]) {
         var set = signalSet(signals)
         let r = pthread_sigmask(SIG_BLOCK, &set, nil)
         precondition(r == 0, "pthread_sigmask failed: \(r)")
     }
 
-    static func openSignalFD(_ signals: [Int32]) throws(PlatformError) -> Int32 {
+    public static func openSignalFD(_ signals: [Int32]) throws(PlatformError) -> Int32 {
         var set = signalSet(signals)
-        return try syscallRetrying("signalfd") { signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        return try retryingInterrupts("signalfd") { signalfd(-1, &set, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
     }
 
     /// Reads every pending signal from a signalfd.
-    static func readSignals(_ fd: Int32) -> [Int32] {
+    public static func readSignals(_ fd: Int32) -> [Int32] {
         var out: [Int32] = []
         var info = signalfd_siginfo()
         while true {
@@ -40,18 +40,18 @@ enum SignalPlatform {
         }
     }
 
-    static func openPidFD(_ pid: pid_t) throws(PlatformError) -> Int32 {
-        try syscallRetrying("pidfd_open") { cloop_pidfd_open(pid, 0) }
+    public static func openPidFD(_ pid: pid_t) throws(PlatformError) -> Int32 {
+        try retryingInterrupts("pidfd_open") { cloop_pidfd_open(pid, 0) }
     }
 
     /// Sends `signal` to the process behind a pidfd (no pid-reuse race).
-    static func sendSignal(pidfd: Int32, _ signal: Int32) throws(PlatformError) {
-        _ = try syscallRetrying("pidfd_send_signal") { cloop_pidfd_send_signal(pidfd, signal) }
+    public static func sendSignal(pidfd: Int32, _ signal: Int32) throws(PlatformError) {
+        _ = try retryingInterrupts("pidfd_send_signal") { cloop_pidfd_send_signal(pidfd, signal) }
     }
 
     /// Reaps the exited child `pid` without blocking; nil if it has not exited
     /// (or was reaped by someone else: ECHILD).
-    static func reap(_ pid: pid_t) -> Int32? {
+    public static func reap(_ pid: pid_t) -> Int32? {
         var status: Int32 = 0
         while true {
             let r = waitpid(pid, &status, WNOHANG)

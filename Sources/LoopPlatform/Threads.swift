@@ -5,26 +5,26 @@ import Glibc
 
 /// The calling thread's kernel id (gettid). The process's first thread has
 /// the process id.
-@inline(__always)
-func currentThreadID() -> pid_t { cloop_gettid() }
+@inlinable
+public func currentThreadID() -> pid_t { cloop_gettid() }
 
 /// The process id, which is also the main thread's thread id.
-@inline(__always)
-func processID() -> pid_t { getpid() }
+@inlinable
+public func processID() -> pid_t { getpid() }
 
 /// Names the calling thread for the kernel (ps, top, /proc); cut to 15 bytes.
-func setCurrentThreadName(_ name: String) { cloop_set_thread_name(name) }
+public func setCurrentThreadName(_ name: String) { cloop_set_thread_name(name) }
 
 /// A kernel thread (pthread) running one closure. Joined or detached
 /// exactly once by its owner.
 ///
 /// Concurrency: the handle is immutable; `join` and `detach` may be called
 /// from any thread, once, in total.
-struct NativeThread: @unchecked Sendable {
+public struct NativeThread: @unchecked Sendable {
     private let handle: pthread_t
 
     /// Starts a thread running `body`; returns at once.
-    init(_ body: @escaping @Sendable () -> Void) {
+    public init(_ body: @escaping @Sendable () -> Void) {
         final class Body {
             let run: @Sendable () -> Void
             init(_ run: @escaping @Sendable () -> Void) { self.run = run }
@@ -40,14 +40,14 @@ struct NativeThread: @unchecked Sendable {
     }
 
     /// Waits for the thread to end.
-    func join() { pthread_join(handle, nil) }
+    public func join() { pthread_join(handle, nil) }
 
     /// Lets the thread's resources go when it ends, unjoined.
-    func detach() { pthread_detach(handle) }
+    public func detach() { pthread_detach(handle) }
 }
 
 /// Told when a thread whose `ThreadExitSlot` holds it exits.
-protocol ThreadExitObserver: AnyObject {
+package protocol ThreadExitObserver: AnyObject {
     /// Runs on the exiting thread, after the slot let go of the object.
     func threadDidExit()
 }
@@ -56,11 +56,11 @@ protocol ThreadExitObserver: AnyObject {
 /// when the thread exits the slot releases it and calls its `threadDidExit()`.
 ///
 /// Concurrency: `value` and `store` touch only the calling thread's slot.
-final class ThreadExitSlot<Object: ThreadExitObserver>: @unchecked Sendable {
+package final class ThreadExitSlot<Object: ThreadExitObserver>: @unchecked Sendable {
     // Immutable after init.
-    private let key: pthread_key_t
+    @usableFromInline let key: pthread_key_t
 
-    init() {
+    package init() {
         var key = pthread_key_t()
         let r = pthread_key_create(&key) { raw in
             guard let raw else { return }
@@ -73,15 +73,15 @@ final class ThreadExitSlot<Object: ThreadExitObserver>: @unchecked Sendable {
     }
 
     /// The calling thread's object, if one was stored.
-    @inline(__always)
-    var value: Object? {
+    @inlinable
+    package var value: Object? {
         guard let raw = pthread_getspecific(key) else { return nil }
         return Unmanaged<Object>.fromOpaque(raw).takeUnretainedValue()
     }
 
     /// Stores `object` for the calling thread (retained until it exits).
     /// The thread must not hold one already.
-    func store(_ object: Object) {
+    package func store(_ object: Object) {
         precondition(pthread_getspecific(key) == nil, "the thread's slot is taken")
         pthread_setspecific(key, Unmanaged.passRetained(object as AnyObject).toOpaque())
     }

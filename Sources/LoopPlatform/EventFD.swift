@@ -4,18 +4,19 @@ import Glibc
 #endif
 
 /// A counter descriptor used to wake a loop or to mark a port readable.
-final class EventFD: Sendable {
-    let fd: Int32
+public final class EventFD: Sendable {
+    public let fd: Int32
 
-    init() throws(PlatformError) {
-        fd = try syscallRetrying("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+    public init() throws(PlatformError) {
+        fd = try retryingInterrupts("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
     }
 
-    deinit { closeDescriptor(fd) }
+    deinit { Descriptor.closeOwned(fd) }
 
     /// Makes the descriptor readable. Never blocks: a saturated counter is
     /// already readable, which is all a writer wants.
-    func signal() {
+    @inlinable
+    public func signal() {
         var one: UInt64 = 1
         while write(fd, &one, 8) == -1 {
             let code = errno
@@ -26,8 +27,8 @@ final class EventFD: Sendable {
     }
 
     /// Resets the counter; returns whether it was signalled.
-    @discardableResult
-    func drain() -> Bool {
+    @inlinable @discardableResult
+    public func drain() -> Bool {
         var value: UInt64 = 0
         while read(fd, &value, 8) == -1 {
             let code = errno

@@ -5,9 +5,9 @@ import Glibc
 /// never inherit one, and blocking: regular files ignore `O_NONBLOCK`. Each
 /// throwing call retries EINTR and throws the errno with the path. Any
 /// thread; nothing here keeps state.
-enum FileSystem {
+public enum FileSystem {
     /// How `open` opens a file.
-    enum OpenMode {
+    public enum OpenMode {
         case readOnly
         /// Read-write, never `O_APPEND` (Linux ignores pwrite's offset under
         /// it); `create` makes a missing file with mode 0600, `truncate` empties it.
@@ -15,7 +15,7 @@ enum FileSystem {
     }
 
     /// open(2) of `path`; the caller closes the descriptor (`Descriptor.close`).
-    static func open(_ path: String, _ mode: OpenMode) throws(SystemError) -> Int32 {
+    public static func open(_ path: String, _ mode: OpenMode) throws(PlatformError) -> Int32 {
         var flags = O_CLOEXEC
         switch mode {
         case .readOnly:
@@ -25,37 +25,37 @@ enum FileSystem {
             if create { flags |= O_CREAT }
             if truncate { flags |= O_TRUNC }
         }
-        return try retrying("open", detail: path) { Glibc.open(path, flags, 0o600) }
+        return try retryingInterrupts("open", detail: path) { Glibc.open(path, flags, 0o600) }
     }
 
     /// Atomically replaces `to` with `from` (rename(2)).
-    static func rename(_ from: String, over to: String) throws(SystemError) {
-        _ = try retrying("rename", detail: to) { Glibc.rename(from, to) }
+    public static func rename(_ from: String, over to: String) throws(PlatformError) {
+        _ = try retryingInterrupts("rename", detail: to) { Glibc.rename(from, to) }
     }
 
     /// unlink(2) of `path`; a file that is already gone is not an error.
-    static func removeIfPresent(_ path: String) throws(SystemError) {
+    public static func removeIfPresent(_ path: String) throws(PlatformError) {
         do {
-            _ = try retrying("unlink", detail: path) { unlink(path) }
+            _ = try retryingInterrupts("unlink", detail: path) { unlink(path) }
         } catch where error.errno == ENOENT {
         }
     }
 
     /// Whether `path` exists, of any type (stat(2)).
-    static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// Whether this process may read `path` (access(2), R_OK).
-    static func isReadable(_ path: String) -> Bool {
+    public static func isReadable(_ path: String) -> Bool {
         access(path, R_OK) == 0
     }
 
     /// mkdir(2) of `path` with `mode`; false when something already exists there.
-    static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) -> Bool {
+    public static func makeDirectory(_ path: String, mode: UInt32) throws(PlatformError) -> Bool {
         do {
-            _ = try retrying("mkdir", detail: path) { mkdir(path, mode_t(mode)) }
+            _ = try retryingInterrupts("mkdir", detail: path) { mkdir(path, mode_t(mode)) }
             return true
         } catch where error.errno == EEXIST {
             return false
@@ -64,21 +64,21 @@ enum FileSystem {
 
     /// fsync(2) of the directory `path`, making a rename or a creation in it
     /// durable.
-    static func syncDirectory(_ path: String) throws(SystemError) {
-        let fd = try retrying("open", detail: path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    public static func syncDirectory(_ path: String) throws(PlatformError) {
+        let fd = try retryingInterrupts("open", detail: path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { Descriptor.close(fd) }
-        _ = try retrying("fsync", detail: path) { fsync(fd) }
+        _ = try retryingInterrupts("fsync", detail: path) { fsync(fd) }
     }
 
     /// Why `readFile` failed.
-    enum ReadFailure: Error {
+    public enum ReadFailure: Error {
         case errno(Int32)
         case tooLarge
     }
 
     /// Reads a whole file, refusing anything over `limit` bytes (a config is a
     /// few kilobytes; a huge file is a mistake such as pointing at a log).
-    static func readFile(_ path: String, limit: Int) -> Result<[UInt8], ReadFailure> {
+    public static func readFile(_ path: String, limit: Int) -> Result<[UInt8], ReadFailure> {
         let fd: Int32
         do {
             fd = try open(path, .readOnly)

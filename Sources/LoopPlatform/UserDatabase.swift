@@ -5,9 +5,9 @@ import Glibc
 /// daemon at start instead of silently allowing nobody; the policy check
 /// per request then compares integers only. Any thread: the `_r` calls use
 /// the caller's buffer.
-enum UserDatabase {
+public enum UserDatabase {
     /// Why a lookup produced no id.
-    enum Failure: Error {
+    public enum Failure: Error {
         /// The database answered: there is no such name.
         case notFound
         /// The lookup itself failed (NSS error, out of memory); errno attached.
@@ -15,7 +15,7 @@ enum UserDatabase {
     }
 
     /// The uid of user `name` (getpwnam_r).
-    static func uid(ofUser name: String) -> Result<UInt32, Failure> {
+    public static func uid(ofUser name: String) -> Result<UInt32, Failure> {
         lookUp(name, sizeHint: _SC_GETPW_R_SIZE_MAX) { name, buffer, size in
             var entry = passwd()
             var found: UnsafeMutablePointer<passwd>?
@@ -25,7 +25,7 @@ enum UserDatabase {
     }
 
     /// The gid of group `name` (getgrnam_r).
-    static func gid(ofGroup name: String) -> Result<UInt32, Failure> {
+    public static func gid(ofGroup name: String) -> Result<UInt32, Failure> {
         lookUp(name, sizeHint: _SC_GETGR_R_SIZE_MAX) { name, buffer, size in
             var entry = group()
             var found: UnsafeMutablePointer<group>?

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// Reads CLOCK_MONOTONIC in nanoseconds.
-@inline(__always)
-func monotonicNanoseconds() -> UInt64 {
+@inlinable
+public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -13,8 +13,8 @@ func monotonicNanoseconds() -> UInt64 {
 
 /// Reads CLOCK_MONOTONIC_COARSE (a few ms resolution, a few ns to read): good
 /// enough for stall stamps measured in seconds.
-@inline(__always)
-func coarseMonotonicNanoseconds() -> UInt64 {
+@inlinable
+public func coarseMonotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
