@@ -57,7 +57,13 @@ let package = Package(
             name: "FuzzConfigParser", dependencies: ["LoopdCore", "FuzzReplay"], path: "Fuzz/FuzzConfigParser",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML"], swiftSettings: strict),
-        .testTarget(name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "LoopPlatform", "loop-example"], swiftSettings: strict),
+        // R3/R27 on a real main thread, one scenario per run (MainQueueTests).
+        .executableTarget(
+            name: "MainQueueProbe", dependencies: ["LoopRuntime"],
+            path: "Tests/Programs/MainQueueProbe", swiftSettings: strict),
+        .testTarget(
+            name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "LoopPlatform", "loop-example", "MainQueueProbe"],
+            path: "Tests/LoopRuntimeTests", swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",
             dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],

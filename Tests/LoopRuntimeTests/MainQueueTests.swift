@@ -1,14 +1,16 @@
 import Foundation
 import Testing
 
-/// R27 needs a process whose main thread runs `Loop.main`; the test runner's
-/// main thread belongs to the runner, so these tests run the example program
-/// (Examples/loop-example), built beside the test bundle.
+/// R3 and R27 need a process whose main thread runs `Loop.main`; the test
+/// runner's main thread belongs to the runner, so these tests run programs
+/// built beside the test bundle: the example (Examples/loop-example) and
+/// MainQueueProbe (Tests/Programs), one scenario per process.
 @Suite struct MainQueueTests {
-    private func runExample() throws -> [String] {
+    private func run(_ program: String, _ arguments: [String] = []) throws -> [String] {
         let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let process = Process()
-        process.executableURL = dir.appendingPathComponent("loop-example")
+        process.executableURL = dir.appendingPathComponent(program)
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -18,8 +20,10 @@ import Testing
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
+    private func probe(_ scenario: String) throws -> [String] { try run("MainQueueProbe", [scenario]) }
+
     @Test func R27_mainLoopServesDispatchMainQueueAndMainActor() throws {
-        let lines = try runExample()
+        let lines = try run("loop-example")
         #expect(lines.contains("dispatch: main queue block on main = true"))
         #expect(lines.contains("actor: @MainActor function on main = true"))
         #expect(lines.contains("port: message 7 with 15 bytes on main = true"))
@@ -27,7 +31,40 @@ import Testing
     }
 
     @Test func R27_privateModeHoldsMainQueueUntilACommonModeRuns() throws {
-        let lines = try runExample()
+        let lines = try run("loop-example")
         #expect(lines.contains("dispatch: block held during the private mode ran afterwards = true"))
+    }
+
+    @Test func R3_mainLoopWithOnlyTheMainQueueWaitsForItInTheDefaultMode() throws {
+        #expect(try probe("default") == ["block ran on main = true", "run returned stopped"])
+    }
+
+    @Test func R3_aMainQueueBlockThatArrivesLaterWakesTheRun() throws {
+        #expect(try probe("later") == ["late block ran on main = true", "run returned stopped"])
+    }
+
+    @Test func R3_aCommonModeCountsTheMainQueue() throws {
+        #expect(try probe("common") == ["block ran in mode tracking", "run returned stopped"])
+    }
+
+    @Test func R3_aModeOutsideTheCommonSetDoesNotCountTheMainQueue() throws {
+        #expect(try probe("private") == [
+            "private run returned finished", "ran during the private run = false",
+            "default run returned stopped", "ran after the default run = true",
+        ])
+    }
+
+    @Test func R27_aRunNestedInAMainQueueBlockNeitherCountsNorDrainsTheQueue() throws {
+        #expect(try probe("nested") == [
+            "nested run returned finished", "order: outer start, outer end, inner block", "run returned stopped",
+        ])
+    }
+
+    @Test func R27_mainActorWorkKeepsTheMainLoopRunning() throws {
+        #expect(try probe("mainactor") == ["main actor work on main = true", "run returned stopped"])
+    }
+
+    @Test func R20_runWithoutATimeoutServesTheMainQueueUntilStopped() throws {
+        #expect(try probe("forever") == ["block ran", "run() returned"])
     }
 }

@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// A version-1 source watching a descriptor you own for readability and/or
 /// writability (the CFFileDescriptor / CFSocket role). Level-triggered: the
 /// handler is called on every pass while the descriptor is ready and the

@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// One message carried by a `LoopPort`: an id and a byte payload.
 public struct LoopMessage: Sendable, Equatable {
     /// What the message means, chosen by the sender (a Mach message id's role).

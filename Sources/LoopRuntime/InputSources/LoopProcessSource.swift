@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// How a child process ended.
 public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
     /// It called exit with this status.

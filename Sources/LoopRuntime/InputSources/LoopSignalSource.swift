@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// A version-1 source delivering Unix signals through a signalfd, so a
 /// handler runs on the loop's thread like any other event (no async-signal
 /// restrictions).

@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 extension Loop {
     /// Queues `block` to run on the loop's thread during the next pass of a
     /// run in one of `modes` (nil: the common modes), waking the loop if it

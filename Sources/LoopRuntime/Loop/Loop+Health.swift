@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 extension Loop {
     /// What another thread can tell about a loop's liveness: the daemon's
     /// watchdog gate and `inspect` read it. Times are CLOCK_MONOTONIC

@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 extension Loop {
     // MARK: common modes (R7)
 

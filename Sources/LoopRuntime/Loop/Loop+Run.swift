@@ -1,7 +1,5 @@
 import LoopPlatform
 
-
-
 extension Loop {
     /// Runs the loop in `mode` until it is stopped, the timeout passes, the
     /// mode has no sources and no timers left, or (with
@@ -21,7 +19,12 @@ extension Loop {
         let deadline = timeout.map { clock.now().advanced(by: $0) }
 
         lock.lock()
-        guard let items = modes[mode], items.hasSourcesOrTimers || hasBlocksLocked(for: mode) else {
+        let items: ModeItems
+        if servesMainQueueLocked(in: mode) {
+            items = modeItemsLocked(mode)  // R3, R27: the main queue keeps this run alive
+        } else if let known = modes[mode], known.hasSourcesOrTimers || hasBlocksLocked(for: mode) {
+            items = known
+        } else {
             lock.unlock()
             return .finished  // R3: nothing to wait for; entry is not sent
         }
@@ -89,7 +92,8 @@ extension Loop {
             if let deadline, clock.now() >= deadline { return .timedOut }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
                 defer { stopRequested = false }
-                return (stopRequested, !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode))
+                let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
+                return (stopRequested, empty)
             }
             if stopped { return .stopped }
             if empty { return .finished }
@@ -298,7 +302,7 @@ extension Loop {
                 registered[token] = nil
             }
         }
-        let wantMainQueue = isMain && (items.mode == .default || commonModes.contains(items.mode))
+        let wantMainQueue = servesMainQueueLocked(in: items.mode)
         if wantMainQueue != mainQueueRegistered {
             setMainQueueWatched(wantMainQueue)
         }

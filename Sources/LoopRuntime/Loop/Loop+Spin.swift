@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 extension Loop {
     /// How long the loop busy-waits for work before each sleep in the
     /// kernel; `.zero` (the default) turns it off. Any thread; read at each

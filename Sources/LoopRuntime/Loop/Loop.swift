@@ -48,6 +48,9 @@ public final class Loop: @unchecked Sendable {
     /// The mode the epoll set was last built for.
     var registeredMode: Mode?
     var mainQueueRegistered = false
+    /// How many main-queue drains are under way on this thread (R27: a run
+    /// nested inside a main-queue block neither counts nor serves the queue).
+    var mainQueueDrains = 0
     /// An empty buffer with capacity, swapped with the inbox's to drain it without allocating.
     var spareBlocks = BlockBuffer()
     /// Blocks the sleep decision took from the inbox because it found them

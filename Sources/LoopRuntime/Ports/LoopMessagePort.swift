@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// A local message port registered under a name machine-wide: the
 /// CFMessagePort / NSMessagePort role (Apple's Threading Programming Guide, listings 3-16 to 3-19).
 ///

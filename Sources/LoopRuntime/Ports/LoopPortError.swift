@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// Why a named-port operation failed. Runtime conditions only: misuse that
 /// can never work (a negative timeout, say) is not modelled here.
 public enum LoopPortError: Error, Sendable, Equatable, CustomStringConvertible {

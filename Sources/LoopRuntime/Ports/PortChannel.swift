@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// One socket of a `LoopRemotePort`: connected to the port, so `send` goes
 /// there and `poll(POLLOUT)` waits for room in the port's queue, and bound
 /// to a private autobound name, so the port's replies come back to it and

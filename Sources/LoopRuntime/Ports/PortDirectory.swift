@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// Port names, and the ports of this process by name.
 ///
 /// The machine-wide registry is the kernel's: a local port binds a Unix

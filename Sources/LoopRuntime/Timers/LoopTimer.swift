@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// A timer that fires on its loop's thread, once or on a repeating grid.
 ///
 /// A repeating timer keeps to its grid (`start + k·interval`): when the loop

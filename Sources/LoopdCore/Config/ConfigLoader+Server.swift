@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// The flat sections: `[server]`, `[limits]`, `[journal]`.
 extension ConfigLoader {
     static func readServer(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Server {

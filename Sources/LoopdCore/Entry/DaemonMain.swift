@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// The `loopd` executable's whole behaviour, kept in the library so the
 /// executable is a one-line `main`.
 public enum DaemonMain {

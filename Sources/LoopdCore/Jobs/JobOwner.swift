@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// The credentials a job was submitted with: what the action's allow lists
 /// are checked against, at submission and again at a replay, and whose
 /// `status` and `cancel` requests the job answers.

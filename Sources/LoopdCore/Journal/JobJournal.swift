@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// The durable-job journal: an append-only, checksummed log in
 /// `<directory>/journal.log` (format: `JournalRecord`), group-committed.
 ///

@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// Why the durable-job journal could not do what was asked.
 ///
 /// The daemon answers durable submits that hit any of these with the

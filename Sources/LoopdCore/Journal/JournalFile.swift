@@ -1,6 +1,5 @@
 import LoopPlatform
 
-
 /// One journal file, and the path calls the journal makes (rename, remove,
 /// create and fsync directories). The calls themselves are Platform's
 /// (`FileSystem`, `Descriptor`): they retry `EINTR`, and every descriptor is
