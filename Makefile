@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan check-words bench bench-quick example clean
+.PHONY: setup build run test test-tsan test-asan check-words bench bench-quick example consumer clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -62,6 +62,16 @@ bench-quick: setup
 
 example:
 	$(SWIFT) run loop-example
+
+## Examples/consumer, a package that depends on this repository by URL as an
+## outside user's does, built and run against a clone of the committed HEAD.
+# The clone's folder is named loopd: SwiftPM names a package by its URL's last part.
+CONSUMER_CLONE ?= /tmp/loopd-consumer/loopd
+consumer: setup
+	rm -rf $(CONSUMER_CLONE) Examples/consumer/.build
+	git clone -q --no-hardlinks . $(CONSUMER_CLONE)
+	git -C $(CONSUMER_CLONE) checkout -q -B main
+	LOOPD_PACKAGE_URL=file://$(CONSUMER_CLONE) $(SWIFT) run --package-path Examples/consumer consumer
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz Benchmarks/.build
