@@ -43,6 +43,13 @@ public struct DaemonConfig: Sendable, Equatable {
         /// no scheduler wake-up); the price is up to this much CPU per loop
         /// per sleep, even when nothing comes.
         public var spinBeforeSleepingUs: Int64 = 0
+        /// `admin_users`: uids (integers, or user names resolved at load) that
+        /// may change the daemon's state over the socket (`mode`), besides
+        /// root and the daemon's own uid, which always may.
+        public var adminUsers: [UInt32] = []
+        /// `admin_groups`: gids (integers, or group names resolved at load)
+        /// whose members, by primary or supplementary group, may do the same.
+        public var adminGroups: [UInt32] = []
         /// The documented defaults.
         public init() {}
     }
