@@ -85,6 +85,7 @@ extension ConfigLoader {
     static func readLimits(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Limits {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
+            "max_retained_bytes",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -95,6 +96,7 @@ extension ConfigLoader {
         if let n = try t.intValue("max_pending_reply_bytes", in: ConfigRanges.maxPendingReplyBytes) {
             l.maxPendingReplyBytes = n
         }
+        if let n = try t.intValue("max_retained_bytes", in: ConfigRanges.maxRetainedBytes) { l.maxRetainedBytes = n }
         return l
     }
 

@@ -63,6 +63,10 @@ public struct DaemonConfig: Sendable, Equatable {
         public var maxQueuedJobsPerWorker = 100_000
         /// `max_pending_reply_bytes`: a connection whose unread replies exceed this stops being read (backpressure).
         public var maxPendingReplyBytes = 1_048_576
+        /// `max_retained_bytes`: the estimated memory finished jobs kept for
+        /// `status` may hold (besides the count bound of 100,000); the
+        /// oldest finished job is forgotten first.
+        public var maxRetainedBytes = 67_108_864
         /// The documented defaults.
         public init() {}
     }

@@ -67,7 +67,7 @@ extension JobScheduler {
                 }
             }
         }
-        if let forgotten = table.retain(job) { move(forgotten, to: .forgotten) }
+        for forgotten in table.retain(job) { move(forgotten, to: .forgotten) }
     }
 
     /// `cancel`'s reply: whether the job was cancelled, its state, and

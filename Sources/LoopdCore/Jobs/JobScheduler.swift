@@ -31,7 +31,7 @@ final class JobScheduler: @unchecked Sendable {
     private var queuesByName: [String: WorkerQueue] = [:]
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
-    var table = JobTable(retainedCapacity: 100_000)
+    var table: JobTable
     let waiters = JobWaiters()
     var stats = Stats()
     /// Set in `init` before anything can post to it (implicitly unwrapped
@@ -48,6 +48,7 @@ final class JobScheduler: @unchecked Sendable {
         self.config = config
         self.loop = loop
         self.actions = actions
+        table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes)
         self.log = log
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
