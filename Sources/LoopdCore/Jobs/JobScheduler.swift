@@ -38,6 +38,11 @@ final class JobScheduler: @unchecked Sendable {
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
+    /// Jobs accepted and not yet ended, over all workers.
+    var outstandingJobs = 0
+    /// Returns free memory to the kernel once the daemon is idle after a
+    /// burst (implicitly unwrapped only because it asks this scheduler).
+    private(set) var idleTrim: IdleTrim!
     /// False once the daemon is stopping: submits are refused.
     var isAccepting = true
     /// Whether each move of a job is logged (at debug): decided once, as
@@ -55,6 +60,7 @@ final class JobScheduler: @unchecked Sendable {
         daemonUID = currentUID()
         jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
+        idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         gate?.install { [unowned self] in commitJournal() }
     }
 
@@ -134,6 +140,7 @@ final class JobScheduler: @unchecked Sendable {
                       queue: queue, owner: owner, acceptedAt: monotonicNow(), submittedAtUnixMs: submittedAt, reply: reply)
         table.insert(job)
         queue.outstanding += 1
+        outstandingJobs += 1
         if s.durable, jobID == nil, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()

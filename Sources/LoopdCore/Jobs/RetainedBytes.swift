@@ -10,8 +10,9 @@ import LoopdProtocol
 extension Job {
     /// The fixed part, in bytes: a retained `noop` job's share of loopd's
     /// resident memory, measured over 100,000 retained jobs with
-    /// `Benchmarks/memory.py` (docs/OPERATIONS.md, "Memory").
-    static let retainedFixedBytes = 600
+    /// `Benchmarks/memory.py` (540 bytes on x86-64; docs/OPERATIONS.md,
+    /// "Memory").
+    static let retainedFixedBytes = 540
 
     /// This ended job's estimated footprint. Main thread, once it has ended
     /// (its result and error are set).
@@ -49,10 +50,12 @@ enum RetainedBytes {
         case .null, .bool, .integer, .double: return 0
         case .string(let s): return of(s)
         case .array(let elements):
+            guard !elements.isEmpty else { return 0 }  // the shared empty storage
             var n = rounded(arrayHeader + elements.count * MemoryLayout<JSON>.stride)
             for e in elements { n += of(e) }
             return n
         case .object(let members):
+            guard !members.isEmpty else { return 0 }
             var n = rounded(arrayHeader + members.count * MemoryLayout<(String, JSON)>.stride)
             for (name, e) in members { n += of(name) + of(e) }
             return n
