@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <malloc.h>
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -18,6 +19,10 @@ int cloop_pidfd_open(pid_t pid, unsigned int flags) {
 
 int cloop_pidfd_send_signal(int pidfd, int sig) {
     return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+int cloop_malloc_trim(size_t pad) {
+    return malloc_trim(pad);
 }
 
 pid_t cloop_gettid(void) {

@@ -24,6 +24,11 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
     case refused
     /// 6: `wait --timeout` passed before the job ended.
     case waitTimedOut
+    /// 7: a request that changes the daemon's state (`mode`) was refused
+    /// with `forbidden`: the client is not an administrator (root, loopd's
+    /// own user, `server.admin_users`, `server.admin_groups`). A `forbidden`
+    /// refusal of any other request (`submit`, `status`, …) is 5.
+    case notAdministrator
     /// 124: the job ran past its timeout (`timeout`), as timeout(1) exits.
     case jobTimedOut
     /// 125: the job was cancelled (`cancelled`).
@@ -44,6 +49,7 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
         case .protocolError: 4
         case .refused: 5
         case .waitTimedOut: 6
+        case .notAdministrator: 7
         case .jobTimedOut: 124
         case .jobCancelled: 125
         case .childExited(let status): status
@@ -92,11 +98,13 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
           5      the daemon refused the request (its error code is printed on
                  stderr), or cancel did not cancel
           6      wait --timeout passed before the job ended
+          7      mode was refused: the client is not an administrator of loopd
+                 (root, loopd's own user, server.admin_users, admin_groups)
           124    the job timed out
           125    the job was cancelled
           128+N  an exec job's child was killed by signal N
 
         A child's own exit status N (1-255) can be one of loopctl's codes
-        (2-6, 124, 125, 128+N); --json prints the reply, which tells exactly.
+        (2-7, 124, 125, 128+N); --json prints the reply, which tells exactly.
         """
 }

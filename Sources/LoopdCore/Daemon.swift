@@ -62,8 +62,13 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError.journal(error)
         }
-        if journal.recovered.truncatedBytes > 0 {
-            log(.warning, "journal: cut \(journal.recovered.truncatedBytes) bytes of a damaged tail")
+        let recovered = journal.recovered
+        if recovered.truncatedBytes > 0 {
+            var message = "journal: cut \(recovered.truncatedBytes) bytes of a damaged tail at byte "
+                + "\(recovered.damagedAt ?? 0) of \(journal.path) (\(recovered.damage ?? "damaged")): what a crash in the "
+                + "middle of a commit leaves; no acknowledged job was there"
+            if let side = recovered.corruptTailPath { message += "; the cut bytes are kept in \(side)" }
+            log(.warning, message)
         }
         let (fd, boundPath) = try listeningSocket()
         let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),

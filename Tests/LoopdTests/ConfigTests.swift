@@ -419,6 +419,66 @@ struct ActionPolicyTests {
     }
 }
 
+@Suite("Who may administer")
+struct AdminPolicyTests {
+    static let daemon: UInt32 = 999
+    static let alice: UInt32 = 1000
+
+    @Test("by default only root and loopd's own uid may administer")
+    func defaultAdmins() throws {
+        let c = try parse(minimal)
+        #expect(c.server.adminUsers.isEmpty && c.server.adminGroups.isEmpty)
+        #expect(c.mayAdminister(uid: 0, gid: 0, daemonUID: Self.daemon))
+        #expect(c.mayAdminister(uid: Self.daemon, gid: 5, daemonUID: Self.daemon))
+        #expect(!c.mayAdminister(uid: Self.alice, gid: Self.alice, supplementaryGroups: [0, 27], daemonUID: Self.daemon))
+    }
+
+    @Test("admin_users admits the listed uids, by number or by name")
+    func byUID() throws {
+        let c = try parse(minimal + "[server]\nadmin_users = [1000, \"root\"]\n")
+        #expect(c.server.adminUsers == [1000, 0])
+        #expect(c.mayAdminister(uid: Self.alice, gid: 77, daemonUID: Self.daemon))
+        #expect(!c.mayAdminister(uid: 1001, gid: 77, daemonUID: Self.daemon))
+    }
+
+    @Test("admin_groups admits a member by primary or supplementary gid")
+    func byGroup() throws {
+        let c = try parse(minimal + "[server]\nadmin_groups = [50, \"root\"]\n")
+        #expect(c.server.adminGroups == [50, 0])
+        #expect(c.mayAdminister(uid: 1001, gid: 50, daemonUID: Self.daemon))
+        #expect(c.mayAdminister(uid: 1001, gid: 7, supplementaryGroups: [3, 50], daemonUID: Self.daemon))
+        #expect(!c.mayAdminister(uid: 1001, gid: 7, supplementaryGroups: [3], daemonUID: Self.daemon))
+        #expect(!c.mayAdminister(uid: 1001, gid: nil, daemonUID: Self.daemon))
+    }
+
+    @Test("root and loopd's own uid stay administrators whatever the lists say")
+    func rootAlways() throws {
+        let c = try parse(minimal + "[server]\nadmin_users = [1000]\nadmin_groups = [50]\n")
+        #expect(c.mayAdminister(uid: 0, gid: 0, daemonUID: Self.daemon))
+        #expect(c.mayAdminister(uid: Self.daemon, gid: Self.daemon, daemonUID: Self.daemon))
+        #expect(!c.mayAdminister(uid: 1002, gid: 1002, daemonUID: Self.daemon))
+    }
+
+    @Test("names that do not exist, \"*\" and bad ids are config errors naming the key")
+    func invalid() {
+        for (lines, key, phrase) in [
+            ("admin_users = [\"no-such-user-loopd\"]", "server.admin_users[0]", #"no user named "no-such-user-loopd""#),
+            ("admin_groups = [0, \"no-such-group-loopd\"]", "server.admin_groups[1]", #"no group named "no-such-group-loopd""#),
+            ("admin_users = [\"*\"]", "server.admin_users[0]", "is not accepted here"),
+            ("admin_groups = [-1]", "server.admin_groups[0]", "numeric id between 0 and"),
+            ("admin_users = \"root\"", "server.admin_users", "must be an array"),
+        ] {
+            do {
+                _ = try parse(minimal + "[server]\n" + lines + "\n")
+                Issue.record("accepted \(lines)")
+            } catch {
+                #expect(error.key == key, "\(lines)")
+                #expect(error.description.contains(phrase), "\(error)")
+            }
+        }
+    }
+}
+
 /// Found by FuzzConfigParser (docs/RELIABILITY.md): a raw NUL byte made the
 /// C parser stop reading and the rest of the file was silently dropped.
 @Suite struct ConfigRawNULRegressionTests {

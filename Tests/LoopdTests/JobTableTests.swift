@@ -36,12 +36,62 @@ import Testing
         var table = JobTable(retainedCapacity: 3)
         let jobs = (0..<7).map { fixture.job("j\($0)") }
         for job in jobs { table.insert(job) }
-        #expect(table.retain(jobs[0]) == nil && table.retain(jobs[1]) == nil && table.retain(jobs[2]) == nil)
-        #expect(table.retain(jobs[3]) === jobs[0])
-        #expect(table.retain(jobs[5]) === jobs[1])
+        #expect(table.retain(jobs[0]).isEmpty && table.retain(jobs[1]).isEmpty && table.retain(jobs[2]).isEmpty)
+        #expect(table.retain(jobs[3]).map(\.id) == ["j0"])
+        #expect(table.retain(jobs[5]).map(\.id) == ["j1"])
         #expect(table["j0"] == nil && table["j1"] == nil && table["j2"] === jobs[2])
         #expect(table.count == 5)  // j2 j3 j5 retained, j4 j6 not ended
         #expect(table.page(after: nil, limit: 10) { _ in true }.jobs.map(\.id) == ["j2", "j3", "j4", "j5", "j6"])
+    }
+
+    /// `limits.max_retained_bytes`: finished jobs are forgotten oldest first
+    /// once their estimated bytes pass the bound, however few they are; a
+    /// large result costs more than a small one; the newest is always kept.
+    @Test func retainedResultsAreBoundedByBytesOldestFirst() {
+        let fixture = JobFixture()
+        defer { fixture.stop() }
+        let small = fixture.job("s0")
+        small.result = .object([("output", .string("hi"))])
+        let smallBytes = small.retainedBytes
+        #expect(smallBytes >= Job.retainedFixedBytes)
+        let big = fixture.job("b0")
+        big.result = .object([("output", .string(String(repeating: "x", count: 10_000)))])
+        #expect(big.retainedBytes >= smallBytes + 10_000)
+
+        var table = JobTable(retainedCapacity: 1_000, retainedByteLimit: smallBytes * 5)
+        var jobs: [Job] = []
+        for k in 0..<8 {
+            let job = fixture.job("s\(k)")
+            job.result = .object([("output", .string("hi"))])
+            jobs.append(job)
+            table.insert(job)
+        }
+        var forgotten: [String] = []
+        for job in jobs { forgotten += table.retain(job).map(\.id) }
+        #expect(forgotten == ["s0", "s1", "s2"])
+        #expect(table.retainedCount == 5 && table.retainedBytes == smallBytes * 5)
+        #expect(table["s2"] == nil && table["s3"] === jobs[3])
+
+        // One large result pushes out as many small ones as its bytes need,
+        // and stays though it alone is over the bound.
+        let large = fixture.job("large")
+        large.result = big.result
+        table.insert(large)
+        #expect(table.retain(large).map(\.id) == ["s3", "s4", "s5", "s6", "s7"])
+        #expect(table.retainedCount == 1 && table["large"] === large)
+        #expect(table.retainedBytes == large.retainedBytes)
+
+        // A lower bound (a reload) applies at the next end.
+        var loose = JobTable(retainedCapacity: 1_000)
+        for job in jobs.prefix(4) {
+            loose.insert(job)
+            _ = loose.retain(job)
+        }
+        loose.retainedByteLimit = smallBytes * 2
+        let next = fixture.job("next")
+        next.result = .object([("output", .string("hi"))])
+        loose.insert(next)
+        #expect(loose.retain(next).count == 3 && loose.retainedCount == 2)
     }
 
     /// `jobs` pages: in submission order, after a cursor, with `more` set

@@ -1,3 +1,4 @@
+import LoopPlatform
 import Glibc
 import Testing
 @testable import LoopdCore
@@ -86,9 +87,10 @@ import Testing
         }
     }
 
-    /// A bad record with data after it ends the log; the cut bytes are kept
-    /// in a side file for forensics.
-    @Test func corruptMiddleRecordEndsTheLogAndKeepsTheTail() throws {
+    /// A committed record that changed (an intact record follows it) is
+    /// corruption, not a crash: start-up refuses the journal with its path
+    /// and the byte offset of the bad record, and leaves the file alone.
+    @Test func corruptMiddleRecordIsRefusedNamingTheFileAndTheOffset() throws {
         try withDirectory { dir in
             let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
             var ends: [Int] = []
@@ -100,13 +102,106 @@ import Testing
             var bytes = try readFile(journal.path)
             bytes[ends[1] + 12] ^= 0xFF  // inside record 2's payload
             try writeFile(journal.path, bytes)
-            let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60, clock: { 42 })
+            do throws(JournalError) {
+                _ = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60, clock: { 42 })
+                Issue.record("a corrupt journal was opened")
+            } catch {
+                guard case let .corrupt(path, offset, reason) = error else {
+                    Issue.record("unexpected \(error)")
+                    return
+                }
+                #expect(path == dir + "/journal.log" && offset == ends[1])
+                #expect(reason.contains("checksum") && reason.contains("intact record follows at byte \(ends[2])"))
+                #expect(error.description.contains("journal \(dir)/journal.log is corrupt at byte \(ends[1])"))
+                #expect(error.description.contains("loopd --salvage-journal \(dir)/journal.log"))
+            }
+            #expect(try readFile(journal.path) == bytes)
+            #expect(!FileSystem.exists(dir + "/journal.log.corrupt-42"))
+
+            // A length field that changed is refused the same way.
+            var length = try readFile(journal.path)
+            length[ends[1] + 12] ^= 0xFF  // (undo the payload flip)
+            length[ends[1] + 2] ^= 0x40  // record 2's length field
+            try writeFile(journal.path, length)
+            #expect(throws: JournalError.self) { try JobJournal(directory: dir, fsync: false, retentionSeconds: 60) }
+        }
+    }
+
+    /// Garbage after the last record, or blocks of a commit in flight that
+    /// never reached the disk (zeros, with its later records intact), is
+    /// what a crash leaves: the journal opens, cut at the damage; intact
+    /// records past zeros are kept in a side file.
+    @Test func crashShapedDamageIsCutAndTheJournalOpens() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+            var ends: [Int] = []
+            for i in 0..<4 {
+                journal.appendSubmitted(sampleJob(i))
+                try journal.commit()
+                ends.append(journal.stats.fileBytes)
+            }
+            let whole = try readFile(journal.path)
+            var zeroed = whole
+            for k in ends[1]..<ends[2] { zeroed[k] = 0 }  // record 2 never written, 3 was
+            try writeFile(journal.path, zeroed)
+            let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60, clock: { 7 })
             #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1)])
-            #expect(reopened.recovered.truncatedBytes == bytes.count - ends[1])
-            let side = try #require(reopened.recovered.corruptTailPath)
-            #expect(side == dir + "/journal.log.corrupt-42")
-            #expect(try readFile(side) == Array(bytes[ends[1]...]))
-            #expect(try readFile(journal.path).count == ends[1])
+            #expect(reopened.recovered.damagedAt == ends[1] && reopened.recovered.truncatedBytes == whole.count - ends[1])
+            #expect(reopened.recovered.corruptTailPath == dir + "/journal.log.corrupt-7")
+            #expect(try readFile(dir + "/journal.log.corrupt-7") == Array(zeroed[ends[1]...]))
+
+            var garbage = try readFile(journal.path)
+            let good = garbage.count
+            var state: UInt32 = 12345
+            for _ in 0..<300 {
+                state = state &* 1_103_515_245 &+ 12_345
+                garbage.append(UInt8(truncatingIfNeeded: state >> 16))
+            }
+            try writeFile(journal.path, garbage)
+            let again = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
+            #expect(again.recovered.truncatedBytes == 300 && again.recovered.damagedAt == good)
+            #expect(again.recovered.corruptTailPath == nil && again.recovered.pending.count == 2)
+        }
+    }
+
+    /// `loopd --salvage-journal`: every intact record is kept, those after
+    /// the damage too; the file as it was is saved beside it; the salvaged
+    /// journal opens, and a second salvage finds nothing to do.
+    @Test func salvageKeepsEveryIntactRecordAndSavesTheOriginal() throws {
+        try withDirectory { dir in
+            let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            var ends: [Int] = []
+            for i in 0..<5 {
+                journal.appendSubmitted(sampleJob(i))
+                try journal.commit()
+                ends.append(journal.stats.fileBytes)
+            }
+            var bytes = try readFile(journal.path)
+            bytes[ends[1] + 12] ^= 0xFF  // record 2 damaged
+            try writeFile(journal.path, bytes)
+            let report = try JournalSalvage.salvage(path: journal.path, fsync: false, clock: { 99 })
+            #expect(report.keptRecords == 4 && report.savedAs == journal.path + ".corrupt-99")
+            #expect(report.damaged.count == 1 && report.damaged[0].offset == ends[1])
+            #expect(report.damaged[0].bytes == ends[2] - ends[1] && report.damaged[0].reason.contains("checksum"))
+            #expect(try readFile(journal.path + ".corrupt-99") == bytes)
+            #expect(report.lines(path: "J").last == "J: kept 4 intact records (\(report.keptBytes) bytes); the file as it was is saved as \(journal.path).corrupt-99")
+
+            let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
+            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1), sampleJob(3), sampleJob(4)])
+            #expect(reopened.recovered.truncatedBytes == 0)
+            let second = try JournalSalvage.salvage(path: journal.path, fsync: false)
+            #expect(second.savedAs == nil && second.damaged.isEmpty && second.keptRecords == 4)
+            #expect(second.lines(path: "J") == ["J: no damage; 4 records, nothing to do"])
+
+            // The command: 0 once salvaged, 1 for a file that is not a journal
+            // (left alone), 2 without a path.
+            try writeFile(journal.path, bytes)
+            #expect(DaemonMain.run(arguments: ["--salvage-journal", journal.path]) == 0)
+            #expect(try JobJournal(directory: dir, fsync: false, retentionSeconds: 60).recovered.pending.count == 4)
+            try writeFile(dir + "/other", Array("not a journal".utf8))
+            #expect(DaemonMain.run(arguments: ["--salvage-journal", dir + "/other"]) == 1)
+            #expect(try readFile(dir + "/other") == Array("not a journal".utf8))
+            #expect(DaemonMain.run(arguments: ["--salvage-journal"]) == 2)
         }
     }
 

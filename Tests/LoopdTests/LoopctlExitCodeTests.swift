@@ -108,6 +108,22 @@ struct LoopctlExitCodeTests {
         }
     }
 
+    @Test("7: mode refused with forbidden (not an administrator); 5 for mode's other refusals")
+    func notAdministrator() throws {
+        let command = try parse(["mode", "w1", "maintenance"]) as ModeCommand
+        let forbidden = try human(command, #"{"id":1,"ok":false,"error":{"code":"forbidden","message":"uid 65534 may not switch worker modes"}}"#)
+        #expect(forbidden.status == .notAdministrator && forbidden.status.code == 7)
+        #expect(forbidden.diagnostic?.contains("only an administrator of loopd may switch a worker's mode") == true)
+        #expect(forbidden.diagnostic?.contains("server.admin_users") == true)
+        #expect(forbidden.diagnostic?.contains("uid 65534 may not switch worker modes") == true)
+        let unknown = try human(command, #"{"id":1,"ok":false,"error":{"code":"unknown_worker","message":"m"}}"#)
+        #expect(unknown.status == .refused)
+        let binary = try #require(LoopctlBinary.url(), "loopctl binary not found next to the test bundle")
+        let server = try FakeServer { _, _ in .lines([#"{"id":1,"ok":false,"error":{"code":"forbidden","message":"m"}}"#]) }
+        defer { server.stop() }
+        #expect(try LoopctlBinary.run(binary, ["mode", "--socket", server.path, "w1", "maintenance"]) == 7)
+    }
+
     @Test("--help, submit --help and wait --help list every exit code")
     func helpListsExitCodes() {
         for arguments in [["--help"], ["submit", "--help"], ["wait", "--help"], ["help", "wait"]] {
@@ -116,7 +132,7 @@ struct LoopctlExitCodeTests {
             for row in [
                 "  0      success", "  1      the job failed (job_failed)", "  N      submit/wait of an exec job",
                 "  2      usage error", "  3      cannot connect", "  4      no reply", "  5      the daemon refused",
-                "  6      wait --timeout passed", "  124    the job timed out", "  125    the job was cancelled",
+                "  6      wait --timeout passed", "  7      mode was refused", "  124    the job timed out", "  125    the job was cancelled",
                 "  128+N  an exec job's child was killed by signal N", "--json prints the reply, which tells exactly",
             ] {
                 #expect(captured.out.contains(row), "\(arguments) lacks \(row)")
@@ -128,7 +144,7 @@ struct LoopctlExitCodeTests {
     func codes() {
         let fixed: [(LoopctlCommands.ExitStatus, Int32)] = [
             (.ok, 0), (.jobFailed, 1), (.usage, 2), (.cannotConnect, 3), (.protocolError, 4), (.refused, 5),
-            (.waitTimedOut, 6), (.jobTimedOut, 124), (.jobCancelled, 125),
+            (.waitTimedOut, 6), (.notAdministrator, 7), (.jobTimedOut, 124), (.jobCancelled, 125),
         ]
         for (status, code) in fixed { #expect(status.code == code) }
         #expect(LoopctlCommands.ExitStatus.child(exitStatus: 7) == .childExited(status: 7))

@@ -168,5 +168,30 @@ import Testing
         #expect(s["accepted"] == .integer(1))
         #expect(s["completed"] == .integer(1))
         #expect(s["latency_us"]?["count"] == .integer(1))
+        #expect(s["retained"]?["jobs"] == .integer(1))
+    }
+
+    /// `limits.max_retained_bytes`: large results push the oldest finished
+    /// jobs out of `status`; `stats` shows what is kept, within the bound.
+    @Test func finishedResultsAreForgottenOldestFirstPastTheByteBound() throws {
+        let d = RunningDaemon { $0.limits.maxRetainedBytes = 65_536 }
+        defer { d.stop() }
+        let c = try d.client()
+        let big = String(repeating: "x", count: 8_000)
+        var ids: [String] = []
+        for k in 0..<20 {
+            let r = try #require(c.call(#"{"id":\#(k),"op":"submit","action":"echo","args":["\#(big)"]}"#))
+            ids.append(try #require(r["job"]?.stringValue))
+        }
+        let first = try #require(c.call(#"{"id":"s0","op":"status","job":"\#(ids[0])"}"#))
+        #expect(first["error"]?["code"] == "unknown_job")
+        let last = try #require(c.call(#"{"id":"s1","op":"status","job":"\#(ids[19])"}"#))
+        #expect(last["state"] == "completed" && last["result"]?["output"]?.stringValue == big)
+        let s = try #require(c.call(#"{"id":"st","op":"stats"}"#))
+        let kept = try #require(s["retained"]?["jobs"]?.integerValue)
+        let bytes = try #require(s["retained"]?["bytes"]?.integerValue)
+        // Each job holds its 8,000-byte argument and its 8,000-byte output.
+        #expect(kept >= 2 && kept < 5, "\(kept) kept")
+        #expect(bytes <= 65_536 && bytes >= kept * 16_000)
     }
 }

@@ -14,6 +14,11 @@ otherwise).
                 exec action with no allow list (root and loopd's uid only),
                 an allow_groups action without the group, and a built-in
                 closed with allow_users = []. Root may run everything.
+  admin         socket mode 0666: `mode` (a request that changes the daemon
+                for everyone) is refused to `nobody` (`forbidden`, the worker
+                keeps its mode; loopctl exits 7) while root switches it; with
+                server.admin_users = ["nobody"], or admin_groups = ["daemon"]
+                and `nobody` holding that group (supplementary), `nobody` may.
   exec children loopd started with a secret in its environment and an
                 inherited descriptor without CLOEXEC: an exec child sees
                 exactly the action's env, descriptors 0-2 only (stdin
@@ -196,6 +201,64 @@ def action_policy(bindir, checks):
     checks.check(d.terminate() == 0, "loopd stops cleanly")
 
 
+def mode(worker, to, rid="m"):
+    return {"id": rid, "op": "mode", "worker": worker, "mode": to}
+
+
+def worker_modes(path):
+    with Client(path) as c:
+        return {w["name"]: w["mode"] for w in c.call({"op": "workers"}).get("workers") or []}
+
+
+def admin(bindir, checks):
+    section("admin: who may switch a worker's mode (socket mode 0666)")
+    work = make_workdir("loopd-priv-admin-", mode=0o755)
+    d = LoopdProcess(bindir, work, fsync=False, server_extra='socket_mode = "0666"')
+    checks.check(d.start(), "loopd starts without admin keys (root and loopd's uid administer)")
+    r = as_user(NOBODY_CLEAN, d.socket_path, mode("w1", "maintenance"))
+    rep = (r.get("replies") or [{}])[0] or {}
+    checks.check((rep.get("error") or {}).get("code") == "forbidden" and rep.get("id") == "m",
+                 "nobody's mode is refused: forbidden", str(r))
+    checks.check(worker_modes(d.socket_path).get("w1") == "default", "and the worker keeps its mode")
+    r = as_user(NOBODY_SUPPLEMENTARY, d.socket_path, mode("w1", "maintenance"))
+    rep = (r.get("replies") or [{}])[0] or {}
+    checks.check((rep.get("error") or {}).get("code") == "forbidden",
+                 f"nobody with group {GROUP} is refused too (no admin_groups)", str(r))
+    loopctl = os.path.join(bindir, "loopctl")
+    if os.access(loopctl, os.X_OK):
+        p = subprocess.run(NOBODY_CLEAN + [loopctl, "mode", "--socket", d.socket_path, "w1", "maintenance"],
+                           capture_output=True, text=True, timeout=30)
+        checks.check(p.returncode == 7 and "only an administrator" in p.stderr,
+                     "loopctl mode as nobody: exit 7 with the reason", f"exit {p.returncode}: {p.stderr.strip()}")
+    else:
+        checks.skip("loopctl mode as nobody", f"no loopctl in {bindir}")
+    with Client(d.socket_path) as c:
+        rep = c.call(mode("w1", "maintenance"))
+    checks.check(rep.get("ok") is True and rep.get("previous") == "default", "root switches the mode", str(rep))
+    checks.check(d.terminate() == 0, "loopd stops cleanly")
+
+    work = make_workdir("loopd-priv-admin2-", mode=0o755)
+    d = LoopdProcess(bindir, work, fsync=False,
+                     server_extra=f'socket_mode = "0666"\nadmin_users = ["nobody"]\nadmin_groups = ["{GROUP}"]')
+    checks.check(d.start(), f'loopd starts with admin_users = ["nobody"], admin_groups = ["{GROUP}"]')
+    r = as_user(NOBODY_CLEAN, d.socket_path, mode("w1", "maintenance"))
+    rep = (r.get("replies") or [{}])[0] or {}
+    checks.check(rep.get("ok") is True and rep.get("mode") == "maintenance", "nobody, in admin_users, switches the mode",
+                 str(r))
+    checks.check(d.terminate() == 0, "loopd stops cleanly")
+
+    work = make_workdir("loopd-priv-admin3-", mode=0o755)
+    d = LoopdProcess(bindir, work, fsync=False, server_extra=f'socket_mode = "0666"\nadmin_groups = ["{GROUP}"]')
+    checks.check(d.start(), f'loopd starts with admin_groups = ["{GROUP}"]')
+    r = as_user(NOBODY_CLEAN, d.socket_path, mode("w1", "maintenance"))
+    rep = (r.get("replies") or [{}])[0] or {}
+    checks.check((rep.get("error") or {}).get("code") == "forbidden", f"nobody without {GROUP} is still refused", str(r))
+    r = as_user(NOBODY_SUPPLEMENTARY, d.socket_path, mode("w1", "maintenance"))
+    rep = (r.get("replies") or [{}])[0] or {}
+    checks.check(rep.get("ok") is True, f"nobody with {GROUP} as a supplementary group switches the mode", str(r))
+    checks.check(d.terminate() == 0, "loopd stops cleanly")
+
+
 EXEC_ACTIONS = """
 [actions.env]
 argv = ["/usr/bin/env"]
@@ -259,10 +322,11 @@ def main():
     checks = Checks("privilege")
     print(f"loopd from {bindir}")
     if not is_root():
-        checks.skip("socket gate and action policy", "need root to run clients as nobody (runuser/setpriv)")
+        checks.skip("socket gate, action policy and admin", "need root to run clients as nobody (runuser/setpriv)")
     else:
         socket_gate(bindir, checks)
         action_policy(bindir, checks)
+        admin(bindir, checks)
     exec_children(bindir, checks)
     checks.finish()
 

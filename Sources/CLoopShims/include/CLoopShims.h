@@ -37,6 +37,8 @@ int cloop_spawn(const char *path, char *const argv[], char *const envp[], const 
                 int stdout_fd, int stderr_fd, pid_t *pid);
 /// A CLOEXEC pipe whose read end (fds[0]) is non-blocking.
 int cloop_pipe(int fds[2]);
+/// malloc_trim(3) (`malloc.h` is not in Swift's Glibc module); 1 if memory was released.
+int cloop_malloc_trim(size_t pad);
 /// gettid(2).
 pid_t cloop_gettid(void);
 /// The CPU's spin-wait hint (x86 `pause`, Arm `yield`): one iteration of a

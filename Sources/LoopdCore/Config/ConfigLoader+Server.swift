@@ -1,4 +1,5 @@
 import LoopPlatform
+import TOML
 
 /// The flat sections: `[server]`, `[limits]`, `[journal]`.
 extension ConfigLoader {
@@ -6,6 +7,7 @@ extension ConfigLoader {
         try t.rejectUnknownKeys(allowed: [
             "socket", "socket_mode", "socket_group", "state_dir", "debug_actions",
             "stall_threshold_ms", "shutdown_grace_ms", "log_level", "spin_before_sleeping_us",
+            "admin_users", "admin_groups",
         ])
         var s = DaemonConfig.Server()
         if let path = try t.string("socket") {
@@ -35,7 +37,34 @@ extension ConfigLoader {
             }
             s.logLevel = parsed
         }
+        if let entries = try t.array("admin_users") {
+            s.adminUsers = try readAccounts(entries, in: t, at: "admin_users", kind: "user")
+        }
+        if let entries = try t.array("admin_groups") {
+            s.adminGroups = try readAccounts(entries, in: t, at: "admin_groups", kind: "group")
+        }
         return s
+    }
+
+    /// `admin_users` / `admin_groups`: numeric ids, or names resolved now, so
+    /// a name that does not exist stops the daemon instead of silently
+    /// admitting nobody. There is no `"*"`: who may connect at all is the
+    /// socket's mode and group.
+    static func readAccounts(
+        _ entries: [TOMLValue], in t: ConfigTable, at key: String, kind: String
+    ) throws(ConfigError) -> [UInt32] {
+        var ids: [UInt32] = []
+        for (i, entry) in entries.enumerated() {
+            switch try t.accountEntry(entry, at: key, index: i) {
+            case .id(let id): ids.append(id)
+            case .name("*"):
+                throw t.invalid(key, at: i, "\"*\" is not accepted here: name each \(kind) that may administer loopd")
+            case .name(let name):
+                ids.append(kind == "user" ? try resolveUser(name, in: t, at: key, index: i)
+                                          : try resolveGroup(name, in: t, at: key, index: i))
+            }
+        }
+        return ids
     }
 
     /// `socket_mode` is a quoted octal string: a bare TOML integer 660 would
@@ -57,6 +86,7 @@ extension ConfigLoader {
     static func readLimits(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Limits {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
+            "max_retained_bytes",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -67,6 +97,7 @@ extension ConfigLoader {
         if let n = try t.intValue("max_pending_reply_bytes", in: ConfigRanges.maxPendingReplyBytes) {
             l.maxPendingReplyBytes = n
         }
+        if let n = try t.intValue("max_retained_bytes", in: ConfigRanges.maxRetainedBytes) { l.maxRetainedBytes = n }
         return l
     }
 

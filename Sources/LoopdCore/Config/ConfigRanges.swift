@@ -18,6 +18,8 @@ enum ConfigRanges {
     static let maxConnections: ClosedRange<Int64> = 1...100_000
     static let maxQueuedJobsPerWorker: ClosedRange<Int64> = 1...10_000_000
     static let maxPendingReplyBytes: ClosedRange<Int64> = 4_096...1_073_741_824
+    /// From 64 KiB (a few hundred small results) to 64 GiB.
+    static let maxRetainedBytes: ClosedRange<Int64> = 65_536...68_719_476_736
 
     /// 0 is allowed: finished durable jobs are forgotten at once.
     static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000

@@ -44,6 +44,13 @@ public struct DaemonConfig: Sendable, Equatable {
         /// no scheduler wake-up); the price is up to this much CPU per loop
         /// per sleep, even when nothing comes.
         public var spinBeforeSleepingUs: Int64 = 0
+        /// `admin_users`: uids (integers, or user names resolved at load) that
+        /// may change the daemon's state over the socket (`mode`), besides
+        /// root and the daemon's own uid, which always may.
+        public var adminUsers: [UInt32] = []
+        /// `admin_groups`: gids (integers, or group names resolved at load)
+        /// whose members, by primary or supplementary group, may do the same.
+        public var adminGroups: [UInt32] = []
         /// The documented defaults.
         public init() {}
     }
@@ -57,6 +64,10 @@ public struct DaemonConfig: Sendable, Equatable {
         public var maxQueuedJobsPerWorker = 100_000
         /// `max_pending_reply_bytes`: a connection whose unread replies exceed this stops being read (backpressure).
         public var maxPendingReplyBytes = 1_048_576
+        /// `max_retained_bytes`: the estimated memory finished jobs kept for
+        /// `status` may hold (besides the count bound of 100,000); the
+        /// oldest finished job is forgotten first.
+        public var maxRetainedBytes = 67_108_864
         /// The documented defaults.
         public init() {}
     }

@@ -5,11 +5,16 @@ import LoopPlatform
 public enum DaemonMain {
     static let usage = """
     usage: loopd [--config PATH] [--check-config]
+           loopd --salvage-journal JOURNAL
 
     Runs the loopd daemon in the foreground.
       --config PATH    configuration file (default: ./Config/loopd.toml if it exists,
                        else /etc/loopd/loopd.toml)
       --check-config   validate the configuration and exit
+      --salvage-journal JOURNAL
+                       with loopd stopped: rewrite a journal loopd refused as
+                       corrupt (STATE_DIR/journal.log) keeping every intact
+                       record; the file as it was is saved beside it
     """
 
     /// The `loopd` executable: runs with the process's arguments and exits
@@ -30,6 +35,10 @@ public enum DaemonMain {
                 configPath = p
             case "--check-config":
                 checkOnly = true
+            case "--salvage-journal":
+                guard let p = args.popFirst() else { return fail("--salvage-journal needs a path\n\(usage)", status: 2) }
+                guard args.isEmpty else { return fail("--salvage-journal takes no other arguments\n\(usage)", status: 2) }
+                return salvage(p)
             case "-h", "--help":
                 print(usage)
                 return 0
@@ -57,6 +66,18 @@ public enum DaemonMain {
             return fail("loopd: \(error)", status: 1)
         }
         return 0
+    }
+
+    /// `--salvage-journal`: what it found and did on stdout; exit 0, or 1
+    /// when the file could not be salvaged.
+    static func salvage(_ path: String) -> Int32 {
+        do {
+            let report = try JournalSalvage.salvage(path: path)
+            for line in report.lines(path: path) { print(line) }
+            return 0
+        } catch {
+            return fail("loopd: \(error)", status: 1)
+        }
     }
 
     private static func fail(_ message: String, status: Int32) -> Int32 {

@@ -45,6 +45,7 @@ extension JobScheduler {
         stats.record(end)
         let queue = job.queue
         queue.outstanding -= 1
+        outstandingJobs -= 1
         if end != .cancelled { queue.finished += 1 }
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
@@ -68,7 +69,8 @@ extension JobScheduler {
                 }
             }
         }
-        if let forgotten = table.retain(job) { move(forgotten, to: .forgotten) }
+        for forgotten in table.retain(job) { move(forgotten, to: .forgotten) }
+        idleTrim.jobEnded(idle: outstandingJobs == 0)
     }
 
     /// `cancel`'s reply: whether the job was cancelled, its state, and

@@ -40,6 +40,10 @@ extension JobScheduler {
             ("replies", .object([
                 ("by_worker", .integer(Int64(stats.repliesByWorker))), ("by_main", .integer(Int64(stats.repliesByMain))),
             ])),
+            ("retained", .object([
+                ("jobs", .integer(Int64(table.retainedCount))), ("bytes", .integer(Int64(table.retainedBytes))),
+            ])),
+            ("idle_trims", .integer(Int64(idleTrim.trims))),
             ("latency_us", .object([
                 ("count", .integer(Int64(lat.count))), ("p50", .integer(Int64(lat.p50))),
                 ("p99", .integer(Int64(lat.p99))), ("max", .integer(Int64(lat.max))),

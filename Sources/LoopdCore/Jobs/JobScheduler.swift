@@ -32,13 +32,18 @@ final class JobScheduler: @unchecked Sendable {
     private var queuesByName: [String: WorkerQueue] = [:]
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
-    var table = JobTable(retainedCapacity: 100_000)
+    var table: JobTable
     let waiters = JobWaiters()
     var stats = Stats()
     /// Set in `init` before anything can post to it (implicitly unwrapped
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
+    /// Jobs accepted and not yet ended, over all workers.
+    var outstandingJobs = 0
+    /// Returns free memory to the kernel once the daemon is idle after a
+    /// burst (implicitly unwrapped only because it asks this scheduler).
+    private(set) var idleTrim: IdleTrim!
     /// False once the daemon is stopping: submits are refused.
     var isAccepting = true
     /// Whether each move of a job is logged (at debug): decided once, as
@@ -49,12 +54,14 @@ final class JobScheduler: @unchecked Sendable {
         self.config = config
         self.loop = loop
         self.actions = actions
+        table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes)
         self.log = log
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
         jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
+        idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         gate?.install { [unowned self] in commitJournal() }
     }
 
@@ -134,6 +141,7 @@ final class JobScheduler: @unchecked Sendable {
                       queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply)
         table.insert(job)
         queue.outstanding += 1
+        outstandingJobs += 1
         if s.durable, jobID == nil, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()

@@ -1,6 +1,7 @@
 /// Every job the daemon knows: by id, in submission order, and with the
-/// bound on how many ended jobs it keeps answering for (the oldest ended
-/// job is forgotten first). Main thread only.
+/// bounds on the ended jobs it keeps answering for: how many, and how many
+/// bytes they hold (`Job.retainedBytes`). The oldest ended job is
+/// forgotten first; the newest is always kept. Main thread only.
 ///
 /// Forgetting a job touches only that job: the submission order keeps each
 /// job's sequence beside it, so finding and clearing its slot, and sweeping
@@ -8,6 +9,11 @@
 struct JobTable {
     /// How many ended jobs stay queryable.
     let retainedCapacity: Int
+    /// How many bytes of ended jobs stay queryable (`limits.max_retained_bytes`;
+    /// a reload may change it, and the next ended job applies it).
+    var retainedByteLimit: Int
+    /// The estimated bytes the retained ended jobs hold now.
+    private(set) var retainedBytes = 0
     private var byID: [String: Job] = [:]
 
     /// A place in the submission order; `job` is nil once it is forgotten.
@@ -26,14 +32,20 @@ struct JobTable {
     /// Where the last forgotten job's slot was: jobs are forgotten in about
     /// the order they were submitted, so the next one is usually just after.
     private var clearHint = 0
-    /// The ids of the retained ended jobs, a ring: oldest at `oldest` once full.
-    private var retained: [String] = []
+    /// The retained ended jobs, oldest first from `oldest`: their ids and
+    /// estimated bytes. The slots before `oldest` are spent, and dropped
+    /// once they are half of the array.
+    private var retained: [(id: String, bytes: Int)] = []
     private var oldest = 0
 
-    init(retainedCapacity: Int) {
+    init(retainedCapacity: Int, retainedByteLimit: Int = .max) {
         precondition(retainedCapacity > 0, "the job table keeps at least one ended job")
         self.retainedCapacity = retainedCapacity
+        self.retainedByteLimit = retainedByteLimit
     }
+
+    /// How many ended jobs are retained now.
+    var retainedCount: Int { retained.count - oldest }
 
     subscript(id: String) -> Job? { byID[id] }
 
@@ -48,17 +60,31 @@ struct JobTable {
         order.append(Slot(sequence: job.sequence, job: job))
     }
 
-    /// Keeps an ended job queryable; returns the job it displaces, which
-    /// the table no longer knows and the caller then forgets.
-    mutating func retain(_ job: Job) -> Job? {
-        guard retained.count == retainedCapacity else {
-            retained.append(job.id)
-            return nil
+    /// Keeps an ended job queryable; returns the jobs it displaces (the
+    /// oldest retained, while there are more than `retainedCapacity` or
+    /// they hold more than `retainedByteLimit`), which the table no longer
+    /// knows and the caller then forgets.
+    mutating func retain(_ job: Job) -> [Job] {
+        let bytes = job.retainedBytes
+        retained.append((job.id, bytes))
+        retainedBytes += bytes
+        var gone: [Job] = []
+        while retainedCount > retainedCapacity || (retainedBytes > retainedByteLimit && retainedCount > 1) {
+            let (evicted, evictedBytes) = retained[oldest]
+            oldest += 1
+            retainedBytes -= evictedBytes
+            if let job = forget(evicted) { gone.append(job) }
         }
-        let evicted = retained[oldest]
-        retained[oldest] = job.id
-        oldest = (oldest + 1) % retainedCapacity
-        guard let gone = byID.removeValue(forKey: evicted) else { return nil }
+        if oldest >= 1024 && oldest * 2 >= retained.count {
+            retained.removeFirst(oldest)
+            oldest = 0
+        }
+        return gone
+    }
+
+    /// Removes the ended job `id` from the index and clears its slot.
+    private mutating func forget(_ id: String) -> Job? {
+        guard let gone = byID.removeValue(forKey: id) else { return nil }
         let i = slot(of: gone.sequence)
         order[i].job = nil
         order[i].isLive = false

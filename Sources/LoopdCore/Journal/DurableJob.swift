@@ -108,11 +108,16 @@ public struct JournalRecovery: Sendable, Equatable {
     public var pending: [DurableJob] = []
     /// Finished jobs still inside the retention period, oldest first.
     public var finished: [FinishedJob] = []
-    /// Bytes cut from the end of the log: a torn last record (a crash
-    /// mid-write) or a corrupt record and everything after it. 0 normally.
+    /// Bytes cut from the end of the log: what a crash mid-commit left
+    /// (a torn last record, garbage, blocks that never reached the disk).
+    /// 0 normally.
     public var truncatedBytes = 0
-    /// When more than a torn last record was cut, the side file holding the
-    /// cut bytes for forensics; nil otherwise.
+    /// Where the cut began (a byte offset in the file); nil when nothing was cut.
+    public var damagedAt: Int?
+    /// Why the record there was not read; nil when nothing was cut.
+    public var damage: String?
+    /// When intact records followed the cut (blocks of a commit in flight
+    /// written out of order), the side file holding the cut bytes; nil otherwise.
     public var corruptTailPath: String?
 }
 

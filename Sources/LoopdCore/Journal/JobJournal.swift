@@ -60,12 +60,17 @@ public final class JobJournal {
     /// Opens (creating `directory` with mode 0700 and the log if needed) and
     /// recovers the journal.
     ///
-    /// - A torn last record (a crash mid-write) is cut off; the count of cut
-    ///   bytes is in `recovered.truncatedBytes`.
-    /// - A bad record with more data after it is treated as the end of the
-    ///   log too (see `JournalScan` for why nothing past it is trusted); the
-    ///   cut bytes are first saved, fsynced, to `recovered.corruptTailPath`
-    ///   so an operator can inspect them.
+    /// - A torn tail (a crash mid-commit: no intact record after the bad
+    ///   one) is cut off; the count of cut bytes is in
+    ///   `recovered.truncatedBytes`, where and why in `recovered.damagedAt`
+    ///   and `recovered.damage`.
+    /// - Blocks of a commit in flight that never reached the disk (a
+    ///   zero-filled record, intact ones after it) end the log too; the cut
+    ///   bytes are first saved, fsynced, to `recovered.corruptTailPath`.
+    /// - Any other bad record with an intact record after it is corruption
+    ///   of committed data: it throws `.corrupt` with the file and the byte
+    ///   offset, and leaves the file alone (see `JournalScan`). An operator
+    ///   salvages it with `loopd --salvage-journal` (`JournalSalvage`).
     /// - A file whose header is not ours throws `.corrupt` and is left alone.
     ///
     /// - Parameters:
@@ -100,9 +105,14 @@ public final class JobJournal {
         let scan = try JournalScan(bytes, path: path)
 
         var recovery = JournalRecovery()
-        if scan.validEnd < bytes.count {
+        if let damage = scan.damage {
+            guard damage.isCrashShaped else {
+                throw .corrupt(path: path, offset: scan.validEnd, reason: Self.corruptionReason(damage, path: path))
+            }
             recovery.truncatedBytes = bytes.count - scan.validEnd
-            if !scan.tornTailOnly {
+            recovery.damagedAt = scan.validEnd
+            recovery.damage = damage.reason
+            if damage.nextIntactRecord != nil {
                 let side = path + ".corrupt-\(clock())"
                 let sideFile = try JournalFile.open(side, create: true, truncate: true)
                 try sideFile.write(Array(bytes[scan.validEnd...]), at: 0)
@@ -122,6 +132,15 @@ public final class JobJournal {
         committedEnd = scan.validEnd
         state = live
         recovered = recovery
+    }
+
+    /// The message of a refused start: what is wrong, where, and how to
+    /// get going again.
+    static func corruptionReason(_ damage: JournalScan.Damage, path: String) -> String {
+        "\(damage.reason), and an intact record follows at byte \(damage.nextIntactRecord ?? 0), so data that was "
+            + "committed has changed: not a torn write from a crash. loopd does not start on it; stop it and run "
+            + "`loopd --salvage-journal \(path)` to keep every intact record (the file as it was is saved beside it), "
+            + "see docs/OPERATIONS.md, \"A damaged journal\""
     }
 
     /// Buffers the submit record of `job`; no I/O. The job is durable, and

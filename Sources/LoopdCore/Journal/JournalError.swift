@@ -10,8 +10,11 @@ public enum JournalError: Error, Sendable, Equatable, CustomStringConvertible {
     /// is left behind; a later call may succeed once the cause is gone.
     case unavailable(errno: Int32, path: String)
     /// The file at `path` is not a journal this version can read (its header
-    /// is wrong). Start-up refuses it rather than overwrite someone's data.
-    /// Damaged *records* never raise this: see `JobJournal.init`.
+    /// is wrong, `offset` 0), or committed data in it has changed: the
+    /// record at byte `offset` is bad and intact records follow it.
+    /// Start-up refuses it rather than overwrite someone's data or drop
+    /// acknowledged jobs; what a crash mid-commit leaves never raises this
+    /// (see `JobJournal.init`). `JournalSalvage` repairs the second kind.
     case corrupt(path: String, offset: Int, reason: String)
     /// A submit record would be larger than `JournalRecord.maxPayloadBytes`
     /// (only possible with a request line limit above it). The commit that

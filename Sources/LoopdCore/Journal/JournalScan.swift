@@ -1,59 +1,126 @@
 /// Reads a journal file's bytes from the header to the first record that
-/// fails validation. Pure: no I/O, so tests can feed it any damage directly.
+/// fails validation, and says what kind of damage stopped it. Pure: no I/O,
+/// so tests can feed it any damage directly.
 ///
 /// What counts as the end of the log: the first record whose frame runs
 /// past the end of the file, whose length is absurd, whose checksum does not
 /// match, or whose checksummed payload does not parse. Nothing after it is
-/// trusted. Once one length field is wrong the next record boundary is
-/// unknown, and guessing it by hunting for a plausible checksum could revive
-/// a stale or half-written job; replaying a job that was never acknowledged
-/// is worse than reporting the loss. Because the log is append-only and each
-/// commit is fsynced before anything is acknowledged, a crash can only damage
-/// the unacknowledged end, so in the crash case this loses nothing that was
-/// promised. Damage followed by more data (a bad sector, a stray write) is
-/// reported by `JobJournal`, which keeps the cut bytes in a side file.
+/// read as part of the log: once one length field is wrong the next record
+/// boundary is unknown.
+///
+/// What the damage is, decides what start-up does (`JobJournal.init`):
+///
+/// - **A torn tail**: no intact record anywhere after the bad one. A crash
+///   in the middle of a commit leaves exactly this (a cut-off write, zeros,
+///   garbage), and since each commit is fsynced before anything it holds is
+///   acknowledged, nothing promised lies there: it is cut off.
+/// - **An unwritten block**: the bad record starts with a zero-filled frame
+///   header, yet intact records follow: the blocks of a commit in flight
+///   reached the disk out of order. Nothing after it was acknowledged
+///   either; the bytes are cut off and kept in a side file.
+/// - **Corruption**: anything else with an intact record after it: bytes
+///   that were committed (and so acknowledged) have changed. Start-up
+///   refuses the file with its path and the byte offset; an operator
+///   salvages it (`JournalSalvage`, `loopd --salvage-journal`).
 struct JournalScan {
     /// Every good record in file order, with its size on disk.
     var records: [(record: JournalRecord, size: Int)] = []
     /// Offset just past the last good record: the log is cut here and
     /// appends resume here.
     var validEnd: Int
-    /// Whether the bytes past `validEnd` are explained by one torn write (the
-    /// bad frame reaches the end of the file, or only zeros follow) rather
-    /// than damage with data after it.
-    var tornTailOnly = true
+    /// What stopped the scan before the end of the file; nil when every
+    /// byte was read as records.
+    var damage: Damage?
+
+    /// What is wrong at `validEnd`.
+    struct Damage: Equatable {
+        /// Why the record at `validEnd` was not read.
+        var reason: String
+        /// Where the first intact record after it starts; nil for a torn tail.
+        var nextIntactRecord: Int?
+        /// Whether the bad record's frame header is all zeros.
+        var zeroFilled: Bool
+
+        /// A torn tail or an unwritten block: what a crash can leave.
+        var isCrashShaped: Bool { nextIntactRecord == nil || zeroFilled }
+    }
 
     /// Scans `bytes`, a whole journal file read from `path` (named in errors).
     /// Throws `.corrupt` only when the file header is not ours: the file may
     /// be something else entirely and must not be truncated.
     init(_ bytes: [UInt8], path: String) throws(JournalError) {
+        try Self.checkHeader(bytes, path: path)
+        validEnd = JournalRecord.fileHeader.count
+        let all = bytes[...]
+        var offset = validEnd
+        while offset < bytes.count {
+            switch Self.frame(all, at: offset) {
+            case .intact(let record, let size):
+                records.append((record, size))
+                offset += size
+                validEnd = offset
+            case .bad(let reason):
+                damage = Damage(reason: reason, nextIntactRecord: Self.nextIntactRecord(all, after: offset),
+                                zeroFilled: all[offset..<min(offset + JournalRecord.headerBytes, bytes.count)].allSatisfy { $0 == 0 })
+                return
+            }
+        }
+    }
+
+    static func checkHeader(_ bytes: [UInt8], path: String) throws(JournalError) {
         let header = JournalRecord.fileHeader
         guard bytes.count >= header.count, bytes[..<header.count].elementsEqual(header) else {
             throw .corrupt(path: path, offset: 0, reason: "not a loopd journal (bad header)")
         }
-        validEnd = header.count
-        let all = bytes[...]
-        var offset = header.count
-        while offset < bytes.count {
-            guard bytes.count - offset >= JournalRecord.headerBytes else { break }  // torn frame header
-            let length = Int(ByteReader.u32(all, at: offset))
-            guard length <= JournalRecord.maxPayloadBytes else {
-                tornTailOnly = false
-                break
-            }
-            let end = offset + JournalRecord.headerBytes + length
-            guard end <= bytes.count else { break }  // the write was cut short
-            var crc = CRC32C.checksum(all[offset..<offset + 4])
-            crc = CRC32C.checksum(all[(offset + 8)..<end], continuing: crc)
-            let payload = all[(offset + JournalRecord.headerBytes)..<end]
-            guard crc == ByteReader.u32(all, at: offset + 4),
-                  let record = JournalRecord.decode(type: bytes[offset + 8], payload: payload) else {
-                tornTailOnly = end == bytes.count || all[offset...].allSatisfy { $0 == 0 }
-                break
-            }
-            records.append((record, end - offset))
-            offset = end
-            validEnd = end
+    }
+
+    /// One record frame at `offset`.
+    enum Frame {
+        case intact(JournalRecord, size: Int)
+        case bad(String)
+    }
+
+    /// Reads the frame at `offset`: intact, or why not.
+    static func frame(_ all: ArraySlice<UInt8>, at offset: Int) -> Frame {
+        let count = all.endIndex
+        guard count - offset >= JournalRecord.headerBytes else {
+            return .bad("a record header cut short by the end of the file")
         }
+        let length = Int(ByteReader.u32(all, at: offset))
+        guard length <= JournalRecord.maxPayloadBytes else {
+            return .bad("a record length of \(length) bytes, over the \(JournalRecord.maxPayloadBytes)-byte limit")
+        }
+        let end = offset + JournalRecord.headerBytes + length
+        guard end <= count else { return .bad("a \(length)-byte record that runs past the end of the file") }
+        var crc = CRC32C.checksum(all[offset..<offset + 4])
+        crc = CRC32C.checksum(all[(offset + 8)..<end], continuing: crc)
+        guard crc == ByteReader.u32(all, at: offset + 4) else {
+            return .bad("the checksum of a \(length)-byte record does not match")
+        }
+        guard let record = JournalRecord.decode(type: all[offset + 8], payload: all[(offset + JournalRecord.headerBytes)..<end]) else {
+            return .bad("a \(length)-byte record with a good checksum does not parse (type \(all[offset + 8]))")
+        }
+        return .intact(record, size: end - offset)
+    }
+
+    /// The offset of the first intact record that starts after `offset`,
+    /// trying every byte (a damaged length hides the next boundary). Cheap
+    /// checks first: the type byte and the length must be plausible before
+    /// a checksum is computed. Only runs on a damaged file.
+    static func nextIntactRecord(_ all: ArraySlice<UInt8>, after offset: Int) -> Int? {
+        let count = all.endIndex
+        var at = offset + 1
+        while at + JournalRecord.headerBytes <= count {
+            let type = all[at + 8]
+            if type == 1 || type == 2 {
+                let length = Int(ByteReader.u32(all, at: at))
+                if length > 0, length <= JournalRecord.maxPayloadBytes, at + JournalRecord.headerBytes + length <= count,
+                   case .intact = frame(all, at: at) {
+                    return at
+                }
+            }
+            at += 1
+        }
+        return nil
     }
 }

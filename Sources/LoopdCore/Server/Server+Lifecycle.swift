@@ -33,6 +33,7 @@ extension Server {
         // block is queued here, ahead of the one below, so the commit
         // records them and a clean stop leaves nothing finished to replay.
         for w in workers { w.stop() }
+        scheduler.idleTrim.stop()
         loop.perform(inModes: [.common]) { [unowned self] in
             scheduler.recordReports()
             scheduler.commitJournal()

@@ -42,6 +42,12 @@ extension Server {
             }
             c.sink.send(Response.ok(id: id, [("worker", .string(name)), ("description", .string(String(describing: w.thread.loop)))]))
         case .mode(let name, let mode):
+            guard mayAdminister(c.requester.owner) else {
+                c.sink.send(Response.error(id: id, ProtocolError(
+                    .forbidden, "uid \(c.requester.owner.uid) may not switch worker modes: not root, not loopd's own user, "
+                        + "not in server.admin_users or server.admin_groups")))
+                return
+            }
             switchMode(of: name, to: mode, id: id, from: c)
         case .stats:
             let paused = connections.values.reduce(0) { $0 + ($1.readPaused ? 1 : 0) }
@@ -49,6 +55,13 @@ extension Server {
                 ("connections", .integer(Int64(connections.count))), ("connections_paused", .integer(Int64(paused))),
             ]))
         }
+    }
+
+    /// Whether `owner` may make requests that change the daemon's state
+    /// (`DaemonConfig.mayAdminister`), by the configuration in force.
+    func mayAdminister(_ owner: JobOwner) -> Bool {
+        config.mayAdminister(uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                             daemonUID: scheduler.daemonUID)
     }
 
     /// `mode`: replies once the switch is in effect, so a job submitted
