@@ -1,3 +1,4 @@
+import LoopPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,11 +95,9 @@ struct Options {
 
     /// The lines printed before the first table: what, where, how big.
     func header() -> String {
-        var name = utsname()
-        uname(&name)
-        let kernel = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        let kernel = kernelRelease()
         let load = MachineLoad.loadAverage
-        let policy = sched_getscheduler(0)
+        let policy = schedulingPolicy()
         let policyName = policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "SCHED_OTHER"
         let realTime = policy == SCHED_FIFO || policy == SCHED_RR
             ? "\nNOTE: real-time policy \(policyName) (chrt): shields the run from other processes, "
@@ -111,7 +110,7 @@ struct Options {
             ## LoopBench (\(quick ? "quick" : "full") run)
 
             Linux \(kernel), \(Affinity.allowedCPUs) CPUs allowed, load average \(Format.fixed(load, 2)), \
-            \(policyName), nice \(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)), \
+            \(policyName), nice \(niceValue()), \
             sections: \(sections.map(\.rawValue).joined(separator: ", ")).
             Figures are only comparable within this run; the ratio columns are the result.
             \(warning)\(realTime)

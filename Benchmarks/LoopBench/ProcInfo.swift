@@ -1,20 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import LoopPlatform
 
-/// Reads a small /proc file whole; nil if it cannot be opened.
+/// Reads a small /proc file whole; nil if it cannot be read.
 func readProcFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
+    guard case .success(let bytes) = FileSystem.readFile(path, limit: 1 << 20) else { return nil }
     return String(decoding: bytes, as: UTF8.self)
 }
 
@@ -62,37 +50,28 @@ struct MemorySample {
 }
 
 /// User + system CPU time of the whole process, nanoseconds.
-func processCPUNanoseconds() -> Int64 {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    func ns(_ t: timeval) -> Int64 { Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_usec) * 1000 }
-    return ns(usage.ru_utime) + ns(usage.ru_stime)
-}
+func processCPUNanoseconds() -> Int64 { ResourceUsage.cpuNanoseconds(.process) }
 
 /// Pins every thread of the process to one CPU, the in-process equivalent of
 /// `taskset -c 0` (threads created afterwards inherit their creator's mask,
 /// so Dispatch's pool threads are pinned too); `restore()` undoes it.
 enum Affinity {
     /// The CPUs the process may run on, as read at start-up.
-    nonisolated(unsafe) private static var original = cpu_set_t()
+    nonisolated(unsafe) private static var original = CPUSet()
     nonisolated(unsafe) private static var saved = false
 
     /// Number of CPUs this process may use.
     static var allowedCPUs: Int {
-        var set = cpu_set_t()
-        guard GNU.getAffinity(0, &set) == 0 else { return 1 }
-        return withUnsafeBytes(of: &set) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }
+        (try? CPUAffinity.allowed().count) ?? 1
     }
 
     /// Pins all threads to `cpu`. Main thread only.
     static func pinAll(to cpu: Int) {
         if !saved {
-            _ = GNU.getAffinity(0, &original)
+            original = (try? CPUAffinity.allowed()) ?? CPUSet()
             saved = true
         }
-        var one = cpu_set_t()
-        withUnsafeMutableBytes(of: &one) { $0[cpu / 8] |= UInt8(1 << (cpu % 8)) }
-        apply(one)
+        apply(CPUSet([cpu]))
     }
 
     /// Gives every thread the start-up mask back. Main thread only.
@@ -101,48 +80,15 @@ enum Affinity {
         apply(original)
     }
 
-    private static func apply(_ mask: cpu_set_t) {
-        var mask = mask
+    private static func apply(_ cpus: CPUSet) {
         for tid in threadIDs() {
-            _ = GNU.setAffinity(tid, &mask)
+            try? CPUAffinity.restrict(thread: tid, to: cpus)
         }
     }
 
     /// Kernel ids of this process's threads.
     static func threadIDs() -> [Int32] {
-        guard let dir = opendir("/proc/self/task") else { return [] }
-        defer { closedir(dir) }
-        var ids: [Int32] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if let id = Int32(name) { ids.append(id) }
-        }
-        return ids
-    }
-}
-
-/// glibc's CPU-affinity calls, which Swift's Glibc module does not import
-/// (they need `_GNU_SOURCE`), looked up once with dlsym. CLoopShims could
-/// declare them instead; until it does, the benchmark finds them itself.
-enum GNU {
-    private typealias AffinityCall = @convention(c) (pid_t, Int, UnsafeMutablePointer<cpu_set_t>) -> Int32
-
-    private static func lookup<F>(_ name: String, as: F.Type) -> F {
-        guard let symbol = dlsym(nil, name) else { fatalError("glibc has no \(name)") }
-        return unsafeBitCast(symbol, to: F.self)
-    }
-
-    private static let sched_getaffinity = lookup("sched_getaffinity", as: AffinityCall.self)
-    private static let sched_setaffinity = lookup("sched_setaffinity", as: AffinityCall.self)
-
-    /// sched_getaffinity(2) of thread `tid` (0: the caller); 0 on success.
-    static func getAffinity(_ tid: pid_t, _ set: inout cpu_set_t) -> Int32 {
-        sched_getaffinity(tid, MemoryLayout<cpu_set_t>.size, &set)
-    }
-
-    /// sched_setaffinity(2) of thread `tid`; 0 on success.
-    static func setAffinity(_ tid: pid_t, _ set: inout cpu_set_t) -> Int32 {
-        sched_setaffinity(tid, MemoryLayout<cpu_set_t>.size, &set)
+        ((try? FileSystem.directoryEntries("/proc/self/task")) ?? []).compactMap { Int32($0) }
     }
 }
 
@@ -160,14 +106,11 @@ enum MachineLoad {
         let ticks = line.split(separator: " ").dropFirst().compactMap { Int64($0) }
         guard ticks.count >= 8 else { return 0 }
         let busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]  // skips idle, iowait
-        return busy * (1_000_000_000 / Int64(sysconf(Int32(_SC_CLK_TCK))))
+        return busy * (1_000_000_000 / Int64(clockTicksPerSecond()))
     }
 
     /// CPU time of this process and its reaped children (the RSS probes), nanoseconds.
     static func ownNanoseconds() -> Int64 {
-        var children = rusage()
-        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &children)
-        func ns(_ t: timeval) -> Int64 { Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_usec) * 1000 }
-        return processCPUNanoseconds() + ns(children.ru_utime) + ns(children.ru_stime)
+        processCPUNanoseconds() + ResourceUsage.cpuNanoseconds(.reapedChildren)
     }
 }

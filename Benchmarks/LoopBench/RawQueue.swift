@@ -1,8 +1,5 @@
 import LoopPlatform
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The raw limit: the least machinery a cross-thread "run this block on that
 /// thread" can have on Linux — a mutex-guarded array, an eventfd written only

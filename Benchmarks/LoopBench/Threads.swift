@@ -1,9 +1,6 @@
 import LoopPlatform
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A plain pthread running one closure, joined by `join()`. The raw and
 /// Foundation subjects run their loops on these, so no peer gets a thread

@@ -4,9 +4,6 @@ import Foundation
 import LoopRuntime
 import NIOCore
 import NIOPosix
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// (c) Lateness of a 10 ms repeating timer: lateness = fire time − (anchor +
 /// k × interval), the anchor read on the timer's own thread just before the

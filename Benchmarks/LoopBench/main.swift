@@ -1,13 +1,10 @@
-#if canImport(Glibc)
 import LoopPlatform
-import Glibc
-#endif
 
 // LoopBench: LoopRuntime side by side with Dispatch, SwiftNIO, Foundation's
 // RunLoop and a raw epoll queue, in one process. See `Options.usage`.
 
 if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == RSSProbe.flag {
-    exit(RSSProbe.child(CommandLine.arguments[2], threads: Int(CommandLine.arguments[3]) ?? 0))
+    exitProcess(RSSProbe.child(CommandLine.arguments[2], threads: Int(CommandLine.arguments[3]) ?? 0))
 }
 
 let options: Options
@@ -15,7 +12,7 @@ switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .success(let parsed): options = parsed
 case .failure(let error):
     print(error.message)
-    exit(error.exitCode)
+    exitProcess(error.exitCode)
 }
 
 let started = monotonicNanoseconds()
@@ -40,4 +37,4 @@ summary.notes = [
         + (others / wall > 0.1 ? ": the machine was not quiet, rerun for clean figures." : "."),
 ]
 print(summary.render())
-exit(options.strict && missed > 0 ? 1 : 0)
+exitProcess(options.strict && missed > 0 ? 1 : 0)

@@ -1,11 +1,8 @@
-#if canImport(Glibc)
 import LoopPlatform
-import Glibc
-#endif
 
 /// Progress on stderr, so stdout holds just the report.
 func progress(_ message: String) {
-    writeStderr("  \(message)\n")
+    writeStandard(2, "  \(message)\n")
 }
 
 /// One whole run: set up loopd and redis, measure in rounds, report, clean up.
@@ -75,7 +72,7 @@ final class Bench {
         let loadBefore = Processes.loadAverage()
         let binary = options.loopdBinary
         guard Files.isExecutable(binary) else {
-            writeStderr("""
+            writeStandard(2, """
                 LoopdBench: no loopd at \(binary). Build it in the repository first:
                   swift build -c release --product loopd
                 or name one with --loopd PATH.\n
@@ -85,7 +82,7 @@ final class Bench {
         do throws(BenchError) {
             directory = try Files.makeTempDirectory(base: options.tmpBase, prefix: "loopd-bench-")
         } catch {
-            writeStderr("LoopdBench: \(error)\n")
+            writeStandard(2, "LoopdBench: \(error)\n")
             return 1
         }
         defer { cleanUp() }
@@ -96,7 +93,7 @@ final class Bench {
             daemon = try LoopdProcess(binary: binary, directory: directory, workers: 2, logLevel: options.logLevel)
             loopd = daemon
         } catch {
-            writeStderr("LoopdBench: \(error)\n")
+            writeStandard(2, "LoopdBench: \(error)\n")
             return 1
         }
         if selected(sequential1Spin.key) {
@@ -118,7 +115,7 @@ final class Bench {
             reference = "none (\(error))"
             progress("no redis reference: \(error)")
         }
-        let cpus = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        let cpus = onlineCPUCount()
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
               + "\(Files.fileSystemName(directory)) (`\(directory)`)")

@@ -18,10 +18,10 @@ enum Children {
     static func killAll() {
         let a = loopd.load(ordering: .relaxed), b = redis.load(ordering: .relaxed), c = helper.load(ordering: .relaxed)
         let d = loopdSpin.load(ordering: .relaxed)
-        if a > 0 { kill(a, SIGKILL) }
-        if d > 0 { kill(d, SIGKILL) }
-        if b > 0 { kill(b, SIGKILL) }
-        if c > 0 { kill(c, SIGKILL) }
+        if a > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: a) }
+        if d > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: d) }
+        if b > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: b) }
+        if c > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: c) }
     }
 
     /// Kills the children on any fatal signal (a Swift trap is SIGILL or
@@ -29,13 +29,10 @@ enum Children {
     static func installEmergencyHandlers() {
         _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed),
              loopdSpin.load(ordering: .relaxed))
-        signal(SIGPIPE, SIG_IGN)
-        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
-            signal(sig) { sig in
-                Children.killAll()
-                signal(sig, SIG_DFL)
-                raise(sig)
-            }
+        SignalPlatform.ignore(SIGPIPE)
+        SignalPlatform.installHandler(for: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]) { sig in
+            Children.killAll()
+            SignalPlatform.raiseWithDefaultAction(sig)
         }
     }
 
@@ -43,23 +40,17 @@ enum Children {
     /// run has not finished after `seconds`.
     static func startWatchdog(seconds: Double, finished: Watchdog) {
         finished.deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
-        let context = Unmanaged.passRetained(finished).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
+        NativeThread {
             setCurrentThreadName("bench-watchdog")
-            while !watchdog.done.load(ordering: .acquiring) {
-                if monotonicNanoseconds() >= watchdog.deadline {
-                    let message = "\nLoopdBench: the run exceeded its time limit; killing loopd and redis\n"
-                    _ = message.withCString { write(2, $0, strlen($0)) }
+            while !finished.done.load(ordering: .acquiring) {
+                if monotonicNanoseconds() >= finished.deadline {
+                    writeStandard(2, "\nLoopdBench: the run exceeded its time limit; killing loopd and redis\n")
                     Children.killAll()
-                    _exit(3)
+                    exitImmediately(3)
                 }
-                sleepMilliseconds(50)
+                blockThread(milliseconds: 50)
             }
-            return nil
-        }, context)
-        if rc == 0 { pthread_detach(thread) }
+        }.detach()
     }
 }
 

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// One blocking connection to loopd, used by one thread. Requests are built
 /// into a reusable byte buffer; replies are checked cheaply: each line must
 /// start `{"id":N,"ok":true` (loopd always writes `id` then `ok` first), and
@@ -17,13 +13,13 @@ final class Connection {
     static let bufferSize = 1 << 18
 
     init(path: String, ioTimeoutSeconds: Int = 10) throws(BenchError) {
-        fd = try UnixSocket.connect(path: path, ioTimeoutSeconds: ioTimeoutSeconds)
+        fd = try ClientSocket.connect(path: path, ioTimeoutSeconds: ioTimeoutSeconds)
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 16)
         pending.reserveCapacity(1 << 16)
     }
 
     deinit {
-        UnixSocket.close(fd)
+        ClientSocket.close(fd)
         buffer.deallocate()
     }
 
@@ -40,7 +36,7 @@ final class Connection {
     /// Writes everything queued, in one write when it fits the socket buffer.
     func flush() throws(BenchError) {
         guard !pending.isEmpty else { return }
-        try UnixSocket.writeAll(fd, pending)
+        try ClientSocket.writeAll(fd, pending)
         pending.removeAll(keepingCapacity: true)
     }
 
@@ -149,7 +145,7 @@ final class Connection {
             end -= start
             start = 0
         }
-        let n = try UnixSocket.read(fd, buffer.baseAddress! + end, buffer.count - end)
+        let n = try ClientSocket.read(fd, buffer.baseAddress! + end, buffer.count - end)
         guard n > 0 else { throw BenchError("loopd closed the connection") }
         end += n
     }

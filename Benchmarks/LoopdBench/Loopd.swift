@@ -1,5 +1,5 @@
-#if canImport(Glibc)
 import LoopPlatform
+#if canImport(Glibc)
 import Glibc
 #endif
 
@@ -57,7 +57,7 @@ final class LoopdProcess {
             } catch {
                 lastError = error.description
             }
-            sleepMilliseconds(20)
+            blockThread(milliseconds: 20)
         }
         throw BenchError("loopd did not answer a ping within \(seconds) s (\(lastError)):\n\(logTail())")
     }
@@ -90,7 +90,7 @@ final class LoopdProcess {
         while monotonicNanoseconds() < deadline {
             reply = try connection.roundTrip(#"{"id":"idle","op":"stats"}"#)
             if Self.field(reply, "queued") == 0 && Self.field(reply, "running") == 0 { return }
-            sleepMilliseconds(20)
+            blockThread(milliseconds: 20)
         }
         throw BenchError("loopd still busy after \(seconds) s: \(reply)")
     }

@@ -1,7 +1,4 @@
-#if canImport(Glibc)
 import LoopPlatform
-import Glibc
-#endif
 
 /// The many-client scenarios driven the way `redis-benchmark -c N` drives
 /// redis: one thread multiplexing every connection with `poll`, not a thread
@@ -33,7 +30,7 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
     var flights = connections.map { _ in InFlight(expected: expected) }
     var latencies: [UInt64] = []
     latencies.reserveCapacity(expected * connections.count)
-    var fds = connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+    var replies = PollSet(connections.map(\.fd), interest: .readable)
     let limit = Int64(limitPerConnection)
     let start = monotonicNanoseconds()
     let stopAt = start + UInt64(seconds * 1e9)
@@ -49,14 +46,14 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
     for k in connections.indices { try topUp(k) }
     var outstanding = flights.reduce(Int64(0)) { $0 + $1.count }
     while outstanding > 0 {
-        let ready = poll(&fds, nfds_t(fds.count), 10_000)
-        if ready < 0 {
-            if errno == EINTR { continue }
-            throw BenchError("poll: \(errnoText(errno))")
+        let ready: Int
+        do {
+            ready = try replies.wait(timeoutMilliseconds: 10_000)
+        } catch {
+            throw BenchError("poll: \(errnoText(error.errno))")
         }
         guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(connections.count) connections") }
-        for k in fds.indices where fds[k].revents != 0 {
-            fds[k].revents = 0
+        for k in connections.indices where replies.isReady(k) {
             let before = flights[k].count
             try connections[k].receiveAvailable { (id) throws(BenchError) in
                 latencies.append(try flights[k].answer(id, at: monotonicNanoseconds()))

@@ -1,7 +1,4 @@
-#if canImport(Glibc)
 import LoopPlatform
-import Glibc
-#endif
 
 /// `LoopdBench --operations`: the round trip of the requests that look at
 /// and steer jobs that exist, one client, sequential, against a loopd that
@@ -25,7 +22,7 @@ struct OperationsBench {
             directory = try Files.makeTempDirectory(base: tmpBase, prefix: "loopd-ops-")
             daemon = try LoopdProcess(binary: binary, directory: directory, workers: 2, logLevel: "notice")
         } catch {
-            writeStderr("LoopdBench: \(error)\n")
+            writeStandard(2, "LoopdBench: \(error)\n")
             return 1
         }
         defer { _ = daemon.stop() }
@@ -52,7 +49,7 @@ struct OperationsBench {
             rows.append(("cancel of a running sleep", try cancelRunning(c, rounds / 10)))
             out("## loopd job operations, round trips (1 client, sequential)\n")
             out("- loopd: `\(binary)`, 2 workers, \(retained) finished jobs retained, log_level notice")
-            out("- \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average: \(Processes.loadAverage())\n")
+            out("- \(onlineCPUCount()) CPUs, load average: \(Processes.loadAverage())\n")
             out("| operation | samples | p50 | p99 |")
             out("|---|---|---|---|")
             for (name, samples) in rows {
@@ -61,7 +58,7 @@ struct OperationsBench {
             }
             return 0
         } catch {
-            writeStderr("LoopdBench: \(error)\n")
+            writeStandard(2, "LoopdBench: \(error)\n")
             return 1
         }
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import LoopPlatform
 
 struct Options {
     var quick = false
@@ -84,7 +82,7 @@ struct Options {
                 o.only = names
             case "-h", "--help":
                 print(usage)
-                exit(0)
+                exitProcess(0)
             default: fail("unknown argument \(args[k])")
             }
             k += 1
@@ -93,8 +91,8 @@ struct Options {
     }
 
     private static func fail(_ message: String) -> Never {
-        writeStderr("LoopdBench: \(message)\n\(usage)\n")
-        exit(2)
+        writeStandard(2, "LoopdBench: \(message)\n\(usage)\n")
+        exitProcess(2)
     }
 }
 

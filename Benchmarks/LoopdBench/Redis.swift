@@ -1,5 +1,5 @@
-#if canImport(Glibc)
 import LoopPlatform
+#if canImport(Glibc)
 import Glibc
 #endif
 
@@ -61,21 +61,21 @@ final class RedisReference {
                 Children.redis.store(0, ordering: .releasing)
                 throw BenchError("redis-server did not answer PING within 10 s")
             }
-            sleepMilliseconds(20)
+            blockThread(milliseconds: 20)
         }
         self.version = version
     }
 
     /// PING, then the server's version from INFO; nil if not ready.
     private static func ping(_ path: String) -> String? {
-        guard let fd = try? UnixSocket.connect(path: path, ioTimeoutSeconds: 2) else { return nil }
-        defer { UnixSocket.close(fd) }
+        guard let fd = try? ClientSocket.connect(path: path, ioTimeoutSeconds: 2) else { return nil }
+        defer { ClientSocket.close(fd) }
         func ask(_ command: String) -> String? {
             do throws(BenchError) {
-                try UnixSocket.writeAll(fd, Array(command.utf8))
+                try ClientSocket.writeAll(fd, Array(command.utf8))
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8192, alignment: 1)
                 defer { buffer.deallocate() }
-                let n = try UnixSocket.read(fd, buffer.baseAddress!, buffer.count)
+                let n = try ClientSocket.read(fd, buffer.baseAddress!, buffer.count)
                 return String(decoding: buffer[0..<n], as: UTF8.self)
             } catch {
                 return nil

@@ -1,7 +1,4 @@
-#if canImport(Glibc)
 import LoopPlatform
-import Glibc
-#endif
 
 /// One loopd workload: `clients` connections, each its own thread keeping
 /// `depth` requests in flight (1: sequential), for `seconds`.
@@ -52,7 +49,7 @@ private final class Slot: @unchecked Sendable {
 
 /// Runs `scenario` against loopd's socket and returns its measurement.
 func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
-    let barrier = Barrier(count: scenario.clients + 1)
+    let barrier = ThreadBarrier(count: scenario.clients + 1)
     let slots = (0..<scenario.clients).map { _ in Slot() }
     let threads = slots.enumerated().map { k, slot in
         JoinableThread(name: "client-\(k)") {
@@ -83,7 +80,7 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(B
 
 /// A client: connect, warm up, meet the others at the barrier, then keep
 /// `depth` requests in flight until the time is up, and drain.
-private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Barrier) -> Result<ClientRun, BenchError> {
+private func clientThread(_ scenario: Scenario, socketPath: String, barrier: ThreadBarrier) -> Result<ClientRun, BenchError> {
     var connection: Connection?
     var setupError: BenchError?
     do {

@@ -9,9 +9,7 @@
 // Exit status: 0 when everything ran (missed targets print MISS but do not
 // fail, unless --strict); 1 on an error (a bad reply, loopd died, …);
 // 2 on a usage error; 3 when the whole run hit its time limit.
-#if canImport(Glibc)
-import Glibc
-#endif
+import LoopPlatform
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Children.installEmergencyHandlers()
@@ -25,4 +23,4 @@ if options.operations {
     status = Bench(options).run()
 }
 watchdog.done.store(true, ordering: .releasing)
-exit(status)
+exitProcess(status)

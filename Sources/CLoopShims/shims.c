@@ -29,6 +29,15 @@ pid_t cloop_gettid(void) {
     return (pid_t)syscall(SYS_gettid);
 }
 
+#include <sched.h>
+int cloop_sched_getaffinity(pid_t tid, cpu_set_t *set) {
+    return sched_getaffinity(tid, sizeof *set, set);
+}
+
+int cloop_sched_setaffinity(pid_t tid, const cpu_set_t *set) {
+    return sched_setaffinity(tid, sizeof *set, set);
+}
+
 int cloop_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
     struct epoll_event ev;
     ev.events = events;

@@ -12,6 +12,10 @@ public enum FileSystem {
         /// Read-write, never `O_APPEND` (Linux ignores pwrite's offset under
         /// it); `create` makes a missing file with mode 0600, `truncate` empties it.
         case readWrite(create: Bool, truncate: Bool)
+        /// Write-only, every write at the end (`O_APPEND`), made with mode 0600
+        /// if missing: a log that several writers, such as children handed the
+        /// descriptor, share without overwriting each other.
+        case append
     }
 
     /// open(2) of `path`; the caller closes the descriptor (`Descriptor.close`).
@@ -24,6 +28,8 @@ public enum FileSystem {
             flags |= O_RDWR
             if create { flags |= O_CREAT }
             if truncate { flags |= O_TRUNC }
+        case .append:
+            flags |= O_WRONLY | O_CREAT | O_APPEND
         }
         return try retryingInterrupts("open", detail: path) { Glibc.open(path, flags, 0o600) }
     }
@@ -50,6 +56,58 @@ public enum FileSystem {
     /// Whether this process may read `path` (access(2), R_OK).
     public static func isReadable(_ path: String) -> Bool {
         access(path, R_OK) == 0
+    }
+
+    /// Whether this process may execute `path` (access(2), X_OK).
+    public static func isExecutable(_ path: String) -> Bool {
+        access(path, X_OK) == 0
+    }
+
+    /// The target a symbolic link holds (readlink(2)), e.g. the executable
+    /// behind `/proc/self/exe`.
+    public static func symbolicLinkTarget(_ path: String) throws(PlatformError) -> String {
+        var size = 4096
+        while true {
+            var buffer = [UInt8](repeating: 0, count: size)
+            let n = try retryingInterrupts("readlink", detail: path) {
+                buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
+            }
+            // A full buffer may have cut the target short: try a larger one.
+            if n < size { return String(decoding: buffer[0..<n], as: UTF8.self) }
+            size *= 2
+        }
+    }
+
+    /// The names in directory `path` (opendir, readdir), without `.` and `..`,
+    /// in the order the file system keeps them.
+    public static func directoryEntries(_ path: String) throws(PlatformError) -> [String] {
+        var opened: OpaquePointer?
+        _ = try retryingInterrupts("opendir", detail: path) { () -> Int32 in
+            opened = opendir(path)
+            return opened == nil ? -1 : 0
+        }
+        guard let stream = opened else { return [] }  // never: opendir failed and threw
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw PlatformError(call: "readdir", errno: errno, detail: path) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// Makes a new directory `base/prefixXXXXXX`, the X's replaced so that
+    /// the name is unused, with mode 0700 (mkdtemp(3)); returns its path.
+    public static func makeTemporaryDirectory(in base: String, prefix: String) throws(PlatformError) -> String {
+        var template = Array((base + "/" + prefix + "XXXXXX").utf8CString)
+        _ = try retryingInterrupts("mkdtemp", detail: base) {
+            template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) == nil ? -1 : 0 }
+        }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// mkdir(2) of `path` with `mode`; false when something already exists there.

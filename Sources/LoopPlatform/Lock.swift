@@ -84,6 +84,30 @@ public final class Latch: @unchecked Sendable {
     }
 }
 
+/// A barrier for a fixed number of threads (pthread_barrier): each `wait()`
+/// blocks until `count` threads are waiting, then all of them go on, and the
+/// barrier is ready for the next round. Used to start threads together.
+public final class ThreadBarrier: @unchecked Sendable {
+    // The pthread barrier needs a stable address: allocated once, never moved.
+    private let barrier: UnsafeMutablePointer<pthread_barrier_t>
+
+    /// A barrier that opens when `count` threads (at least 1) wait at it.
+    public init(count: Int) {
+        precondition(count > 0, "a barrier for no thread")
+        barrier = .allocate(capacity: 1)
+        let r = pthread_barrier_init(barrier, nil, UInt32(count))
+        precondition(r == 0, "pthread_barrier_init failed: \(r)")
+    }
+
+    deinit {
+        pthread_barrier_destroy(barrier)
+        barrier.deallocate()
+    }
+
+    /// Blocks until `count` threads, this one included, are waiting.
+    public func wait() { _ = pthread_barrier_wait(barrier) }
+}
+
 extension Lock {
     fileprivate func waitOn(_ cond: UnsafeMutablePointer<pthread_cond_t>) {
         pthread_cond_wait(cond, mutex)

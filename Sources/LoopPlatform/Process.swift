@@ -66,3 +66,17 @@ public func environmentVariable(_ name: String) -> String? {
 public func exitProcess(_ status: Int32) -> Never {
     exit(status)
 }
+
+/// Ends the process at once with `status` (_exit(2)): no atexit handlers,
+/// no stdio flush. Any thread, and async-signal-safe: for a watchdog or a
+/// signal handler that must not wait on anything the process holds.
+public func exitImmediately(_ status: Int32) -> Never {
+    _exit(status)
+}
+
+/// The process's scheduling policy (sched_getscheduler(2)): `SCHED_OTHER`,
+/// or a real-time `SCHED_FIFO`/`SCHED_RR` given by `chrt`; -1 if unknown.
+public func schedulingPolicy() -> Int32 { sched_getscheduler(0) }
+
+/// The process's nice value (getpriority(2), `PRIO_PROCESS`), -20 to 19.
+public func niceValue() -> Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }

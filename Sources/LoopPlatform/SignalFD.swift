@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// Signal and child-process descriptors: the kernel calls behind
-/// `LoopSignalSource` and `LoopProcessSource`.
+/// `LoopSignalSource` and `LoopProcessSource`; and plain signals: sending
+/// them, ignoring them, handling them.
 public enum SignalPlatform {
     public static func signalSet(_ signals: [Int32]) -> sigset_t {
         var set = sigset_t()
@@ -52,12 +53,44 @@ public enum SignalPlatform {
     /// Reaps the exited child `pid` without blocking; nil if it has not exited
     /// (or was reaped by someone else: ECHILD).
     public static func reap(_ pid: pid_t) -> Int32? {
+        (try? reapIfExited(pid)) ?? nil
+    }
+
+    /// Reaps the child `pid` if it has exited (waitpid(2), `WNOHANG`): its
+    /// wait status, or nil while it runs. Throws `ECHILD` when `pid` is not
+    /// a child of this process, or was reaped already.
+    public static func reapIfExited(_ pid: pid_t) throws(PlatformError) -> Int32? {
         var status: Int32 = 0
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { return status }
-            if r == -1 && errno == EINTR { continue }
-            return nil
-        }
+        let r = try retryingInterrupts("waitpid", detail: "\(pid)") { waitpid(pid, &status, WNOHANG) }
+        return r == pid ? status : nil
+    }
+
+    /// Sends `signal` to process `pid` (kill(2)), best effort: a process
+    /// that is already gone is not an error. Async-signal-safe (allocates
+    /// nothing), so a signal handler may call it.
+    public static func sendSignal(_ signal: Int32, toProcess pid: pid_t) {
+        _ = kill(pid, signal)
+    }
+
+    /// Ignores `signal` from now on, in every thread (`SIG_IGN`), e.g.
+    /// SIGPIPE for a process that writes to sockets with write(2).
+    public static func ignore(_ signal: Int32) {
+        _ = Glibc.signal(signal, SIG_IGN)
+    }
+
+    /// Runs `handler` whenever one of `signals` arrives (signal(2), glibc's
+    /// semantics: the handler stays installed and interrupted calls restart).
+    /// It runs on whichever thread the signal hits, between any two
+    /// instructions, so it may only make async-signal-safe calls.
+    public static func installHandler(for signals: [Int32], _ handler: @convention(c) (Int32) -> Void) {
+        for s in signals { _ = Glibc.signal(s, handler) }
+    }
+
+    /// Puts `signal` back to its default action and raises it in the calling
+    /// thread: for a handler that has cleaned up and now lets the process
+    /// end of that signal as it would have. Async-signal-safe.
+    public static func raiseWithDefaultAction(_ signal: Int32) {
+        _ = Glibc.signal(signal, SIG_DFL)
+        _ = raise(signal)
     }
 }

@@ -87,9 +87,15 @@ public enum UnixSocket {
     /// Connects to `path` (blocking unless asked otherwise). A blocking
     /// connect interrupted by a signal goes on in the kernel; asking again
     /// reports `EISCONN` once it has finished, which is success.
-    public static func connect(path: String, nonBlocking: Bool = true) throws(PlatformError) -> Int32 {
+    ///
+    /// `timeoutMilliseconds`, for a blocking socket: set (as `setTimeout`
+    /// with `sending`) before connecting, so that neither the connect, when
+    /// the listener's backlog is full, nor any later read or write blocks
+    /// longer; each then fails with `EAGAIN`.
+    public static func connect(path: String, nonBlocking: Bool = true, timeoutMilliseconds: Int? = nil) throws(PlatformError) -> Int32 {
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
         let fd = try retryingInterrupts("socket") { socket(AF_UNIX, flags, 0) }
+        if let timeoutMilliseconds { setTimeout(fd, milliseconds: timeoutMilliseconds, sending: true) }
         do throws(PlatformError) {
             var (addr, len) = try address(path, for: "connect")
             while true {

@@ -11,9 +11,11 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sched.h>
 
 /// Kernel calls Swift cannot reach directly: glibc's `syscall` is variadic,
-/// and `struct epoll_event` is packed on x86_64.
+/// `struct epoll_event` is packed on x86_64, and some calls are declared
+/// only under `_GNU_SOURCE`.
 
 /// pidfd_open(2); returns -1 with errno set on failure.
 int cloop_pidfd_open(pid_t pid, unsigned int flags);
@@ -41,6 +43,11 @@ int cloop_pipe(int fds[2]);
 int cloop_malloc_trim(size_t pad);
 /// gettid(2).
 pid_t cloop_gettid(void);
+/// sched_getaffinity(2) of thread `tid` (0: the caller) into `set`; -1
+/// with errno on failure. glibc declares it only under _GNU_SOURCE.
+int cloop_sched_getaffinity(pid_t tid, cpu_set_t *set);
+/// sched_setaffinity(2) of thread `tid` (0: the caller); -1 with errno.
+int cloop_sched_setaffinity(pid_t tid, const cpu_set_t *set);
 /// The CPU's spin-wait hint (x86 `pause`, Arm `yield`): one iteration of a
 /// busy-wait that is kinder to a sibling hyperthread and to power.
 static inline void cloop_cpu_relax(void) {
