@@ -12,7 +12,7 @@ import Synchronization
 /// same trick as an NSPort on Apple's platforms).
 final class FoundationLoopThread: Sendable {
     private let handles: Handles
-    private let thread: JoinableThread
+    private let thread: NativeThread
     /// Passes observed at `.afterWaiting` (counted only once `countPasses()` ran).
     private let passCounter = Atomic<Int>(0)
 
@@ -24,7 +24,7 @@ final class FoundationLoopThread: Sendable {
     init(name: String) {
         let ready = DispatchSemaphore(value: 0)
         let box = Mutex<Handles?>(nil)
-        thread = JoinableThread(name: name) {
+        thread = NativeThread(name: name) {
             let cfLoop = CFRunLoopGetCurrent()!
             var context = CFRunLoopSourceContext()
             context.perform = { _ in }

@@ -9,12 +9,12 @@ import Synchronization
 /// adds on top of this is its overhead.
 final class RawLoopThread: Sendable {
     private let core: RawLoopCore
-    private let thread: JoinableThread
+    private let thread: NativeThread
 
     init(name: String) {
         let core = RawLoopCore()
         self.core = core
-        thread = JoinableThread(name: name) { core.run() }
+        thread = NativeThread(name: name) { core.run() }
     }
 
     /// Queues `block` to run on the consumer thread; any thread.

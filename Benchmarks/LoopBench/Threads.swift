@@ -2,25 +2,6 @@ import LoopPlatform
 import Dispatch
 import Synchronization
 
-/// A plain pthread running one closure, joined by `join()`. The raw and
-/// Foundation subjects run their loops on these, so no peer gets a thread
-/// with different attributes from another (default stack, default policy).
-final class JoinableThread: Sendable {
-    private let thread: NativeThread
-
-    /// Starts `body` on a new thread named `name` (truncated to 15 bytes, the
-    /// kernel's limit).
-    init(name: String, _ body: @escaping @Sendable () -> Void) {
-        thread = NativeThread {
-            setCurrentThreadName(name)
-            body()
-        }
-    }
-
-    /// Waits for the thread's closure to return. Call once.
-    func join() { thread.join() }
-}
-
 /// A one-shot "the consumer ran the last block" latch. The finishing side
 /// stamps the clock *before* waking the waiter, so the time it takes to wake
 /// the benchmark's main thread never counts against the subject.

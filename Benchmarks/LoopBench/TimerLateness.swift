@@ -194,7 +194,7 @@ struct TimerLatenessBenchmark {
     private func raw() -> Armed {
         let log = FireLog(expected: fires, intervalNs: intervalNs)
         let intervalNs = self.intervalNs
-        let thread = JoinableThread(name: "bench-timer-raw") {
+        let thread = NativeThread(name: "bench-timer-raw") {
             let timer: TimerFD
             let epoll: Epoll
             do throws(PlatformError) {

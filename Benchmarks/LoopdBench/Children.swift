@@ -40,8 +40,7 @@ enum Children {
     /// run has not finished after `seconds`.
     static func startWatchdog(seconds: Double, finished: Watchdog) {
         finished.deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
-        NativeThread {
-            setCurrentThreadName("bench-watchdog")
+        NativeThread(name: "bench-watchdog") {
             while !finished.done.load(ordering: .acquiring) {
                 if monotonicNanoseconds() >= finished.deadline {
                     writeStandard(2, "\nLoopdBench: the run exceeded its time limit; killing loopd and redis\n")

@@ -52,7 +52,7 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(B
     let barrier = ThreadBarrier(count: scenario.clients + 1)
     let slots = (0..<scenario.clients).map { _ in Slot() }
     let threads = slots.enumerated().map { k, slot in
-        JoinableThread(name: "client-\(k)") {
+        NativeThread(name: "client-\(k)") {
             slot.result = clientThread(scenario, socketPath: socketPath, barrier: barrier)
         }
     }

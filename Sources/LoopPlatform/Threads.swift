@@ -39,6 +39,15 @@ public struct NativeThread: @unchecked Sendable {
         self.handle = handle
     }
 
+    /// Starts a thread named `name` (the kernel keeps 15 bytes of it)
+    /// running `body`; returns at once.
+    public init(name: String, _ body: @escaping @Sendable () -> Void) {
+        self.init {
+            setCurrentThreadName(name)
+            body()
+        }
+    }
+
     /// Waits for the thread to end.
     public func join() { pthread_join(handle, nil) }
 
