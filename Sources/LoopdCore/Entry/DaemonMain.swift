@@ -1,13 +1,16 @@
+import LoopdProtocol
+
 /// The `loopd` executable's whole behaviour, kept in the library so the
 /// executable is a one-line `main`.
 public enum DaemonMain {
     static let usage = """
-    usage: loopd [--config PATH] [--check-config]
+    usage: loopd [--config PATH] [--check-config] [--version]
 
     Runs the loopd daemon in the foreground.
       --config PATH    configuration file (default: ./Config/loopd.toml if it exists,
                        else /etc/loopd/loopd.toml)
       --check-config   validate the configuration and exit
+      --version        print the version and exit
     """
 
     /// The `loopd` executable: runs with the process's arguments and exits
@@ -28,6 +31,9 @@ public enum DaemonMain {
                 configPath = p
             case "--check-config":
                 checkOnly = true
+            case "--version":
+                print(LoopdVersion.current)
+                return 0
             case "-h", "--help":
                 print(usage)
                 return 0
