@@ -736,6 +736,31 @@ t_reload_invalid() {
 }
 check "an invalid config on reload is refused and logged; loopd keeps the old one" t_reload_invalid
 
+# ---- upgrade -------------------------------------------------------------------------
+
+# dpkg -i over the installed package (what an upgrade runs: the postinst with
+# the old version) restarts loopd on the new files; a durable job held
+# before comes back, and the edited conffile stays.
+t_upgrade() {
+    local pid out job
+    pid=$(prop MainPID)
+    out=$(ctl mode w2 maintenance 2>&1) || { WHY="mode: $out"; return 1; }
+    out=$(ctl submit --json --no-wait --durable --worker w2 echo kept across the upgrade 2>&1) || { WHY="submit: $out"; return 1; }
+    job=$(job_of "$out")
+    [ "$(jget state "$out")" = held ] || { WHY="the durable job is not held: $out"; return 1; }
+    ns 180 dpkg -i "$DEB" >"$WORK/dpkg-upgrade.log" 2>&1 ||
+        { WHY="dpkg -i over the installed package failed: $(tail -n 5 "$WORK/dpkg-upgrade.log" | tr '\n' ' ')"; return 1; }
+    wait_for 15 active_pid || { WHY="after the upgrade loopd is $(prop ActiveState)/$(prop SubState)"; return 1; }
+    [ "$(prop MainPID)" != "$pid" ] || { WHY="loopd was not restarted (MainPID $pid)"; return 1; }
+    job_done() { [ "$(job_state "$job")" = completed ]; }
+    wait_for 15 job_done || { WHY="job $job is '$(job_state "$job")' after the upgrade"; return 1; }
+    out=$(ctl status --json "$job" 2>&1)
+    grep -q '"output":"kept across the upgrade"' <<<"$out" || { WHY="status: $out"; return 1; }
+    ns grep -q '^debug_actions = true$' /etc/loopd/loopd.toml || { WHY="the upgrade replaced the edited /etc/loopd/loopd.toml"; return 1; }
+    note "loopd restarted as pid $(prop MainPID) (was $pid); job $job replayed"
+}
+check "dpkg -i over the installed package restarts loopd; a held durable job runs after it; the edited config stays" t_upgrade
+
 # ---- stop --------------------------------------------------------------------------
 
 t_stop() {
