@@ -24,8 +24,8 @@
 # there (the package's files, dpkg's database, sysusers' group, the catalog
 # database, systemd's state) never reaches the host. And every place loopd is
 # installed to or keeps state in starts empty, whatever the host has there:
-# /usr/local, /etc/loopd, /etc/systemd/system and /var/lib/private are fresh
-# tmpfs mounts; the host's /var/lib/loopd, sysusers override, catalog
+# /usr/local, /etc/systemd/system and /var/lib/private are fresh tmpfs
+# mounts; the host's /etc/loopd, /var/lib/loopd, sysusers override, catalog
 # database and group loopd are removed from the overlays (the host keeps
 # them), and so is a policy-rc.d that forbids starting services (container
 # images have one; a Debian system does not). /var/log is a tmpfs too, so nothing is created on the host for the
@@ -232,11 +232,10 @@ boot() {
         done
         mount -t tmpfs -o mode=0755 tmpfs /usr/local
         if [ -d /opt/swift ]; then mount -t tmpfs -o mode=0755,ro tmpfs /opt/swift; fi
-        mkdir -p /etc/loopd /etc/systemd/system /var/lib/private
-        mount -t tmpfs -o mode=0755 tmpfs /etc/loopd
+        mkdir -p /etc/systemd/system /var/lib/private
         mount -t tmpfs -o mode=0755 tmpfs /etc/systemd/system
         mount -t tmpfs -o mode=0700 tmpfs /var/lib/private
-        rm -rf /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
+        rm -rf /etc/loopd /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
         rm -f /usr/sbin/policy-rc.d
         for f in /etc/group /etc/gshadow; do
             if grep -q "^loopd:" "$f" 2>/dev/null; then sed -i "/^loopd:/d" "$f"; fi
@@ -284,7 +283,7 @@ no_loopd() {
     for f in $LOOPD_FILES; do
         ns test ! -e "$f" -a ! -L "$f" || { WHY="$f is there $1"; return 1; }
     done
-    [ -z "$(ns ls -A /etc/loopd)" ] || { WHY="/etc/loopd is not empty $1: $(ns ls -A /etc/loopd | tr '\n' ' ')"; return 1; }
+    [ -z "$(ns ls -A /etc/loopd 2>/dev/null)" ] || { WHY="/etc/loopd is not empty $1: $(ns ls -A /etc/loopd | tr '\n' ' ')"; return 1; }
     ns getent group loopd >/dev/null && { WHY="the group loopd exists $1"; return 1; }
     journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog knows loopd $1"; return 1; }
     [ -z "$(ns systemctl list-unit-files --no-legend 'loopd*' 2>/dev/null)" ] ||
@@ -824,6 +823,8 @@ t_dpkg_purge() {
     for f in $(dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }'); do
         ns test ! -e "$f" || { WHY="$f (from the package) still there"; return 1; }
     done
+    ns test ! -e /etc/loopd || { WHY="/etc/loopd still there"; return 1; }
+    grep -q warning "$WORK/dpkg-purge.log" && { WHY="dpkg -P warned: $(grep warning "$WORK/dpkg-purge.log")"; return 1; }
     no_loopd "after dpkg -P"
 }
 check "dpkg -P: nothing of loopd is left (files, config, state, group, units and their state, catalog, package)" t_dpkg_purge
