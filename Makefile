@@ -48,15 +48,14 @@ test-asan:
 ## Side-by-side benchmarks: LoopRuntime vs Dispatch, SwiftNIO, Foundation and the raw
 ## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
 ## They are a package of their own (Benchmarks/Package.swift), so depending on
-## LoopRuntime pulls in none of their peers; LoopdBench tests .build/release/loopd.
+## LoopRuntime pulls in none of their peers; LoopdBench tests the shipped
+## release loopd in .build/release (`make release`).
 BENCH = $(SWIFT) run -c release --package-path Benchmarks
-bench: setup
-	$(SWIFT) build -c release --product loopd
+bench: release
 	$(BENCH) LoopBench
 	$(BENCH) LoopdBench
 
-bench-quick: setup
-	$(SWIFT) build -c release --product loopd
+bench-quick: release
 	$(BENCH) LoopBench --quick
 	$(BENCH) LoopdBench --quick
 
@@ -76,29 +75,66 @@ consumer: setup
 clean:
 	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz Benchmarks/.build
 
+## The version lives in Sources/LoopdProtocol/Version.swift and nowhere else:
+## the binaries print it, and these lines read it for the manuals and the package.
+VERSION := $(shell sed -n 's/^ *public static let current = "\([^"]*\)"$$/\1/p' Sources/LoopdProtocol/Version.swift)
+
+## Release binaries with the Swift runtime linked in (`ldd` lists system
+## libraries only), built once in $(RELEASE_SCRATCH) and reused by install,
+## deb, test-systemd and reliability. Linked by lld (Fuzz/toolset.json): gold
+## warns at every link about a mktemp call inside the static Foundation.
+## -z now: the whole GOT read-only after start (full RELRO).
+.PHONY: release version
+RELEASE_SCRATCH ?= .build
+RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib --toolset Fuzz/toolset.json -Xlinker -z -Xlinker now \
+	--scratch-path $(RELEASE_SCRATCH)
+release: setup
+	$(RELEASE_BUILD) --product loopd
+	$(RELEASE_BUILD) --product loopctl
+
+version:
+	@echo $(VERSION)
+
+## Regenerates man/loopctl.1 from loopctl's commands with swift-argument-parser's
+## generate-manual plugin (it builds the whole package in release mode: minutes).
+## Run it after changing loopctl's commands or options; commit the page.
+.PHONY: man
+man: setup
+	$(SWIFT) package plugin --allow-writing-to-directory .build/plugins generate-manual --section 1 --date "$$(date -u +%F)"
+	{ echo ".\\\" Generated from loopctl's commands by swift-argument-parser's generate-manual"; \
+	  echo ".\\\" plugin: \`make man\` regenerates it. The Makefile fills in @VERSION@."; \
+	  sed -e 's/^\.Os$$/.Os loopd @VERSION@/' -e 's/^$$/.Pp/' .build/plugins/GenerateManual/outputs/loopctl/loopctl.1; } >man/loopctl.1
+
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
-## units, config (an existing one is kept), journal catalog, sysusers file.
-## DESTDIR= stages into a tree (then nothing is run on this machine); PREFIX=
-## moves binaries and data, and the unit's ExecStart= follows BINDIR.
+## the crash backtracer, units, config (an existing one is kept), journal
+## catalog, sysusers file, manuals, shell completions, docs.
+## DESTDIR= stages into a tree (then nothing is run on this machine; `make deb`
+## does that); PREFIX= moves binaries and data, and the unit follows.
 ## Then: systemctl enable --now loopd.socket
-.PHONY: install uninstall test-systemd
+.PHONY: install uninstall test-systemd deb lintian
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
 CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+PKGLIBDIR ?= $(PREFIX)/lib/loopd
 DOCDIR ?= $(PREFIX)/share/doc/loopd
-RELEASE_SCRATCH ?= .build
-# A directory with loopd and loopctl already built: install those, build nothing.
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# A directory with loopd and loopctl already built: install those, build
+# nothing. A swift-backtrace-static in it is installed too.
 PREBUILT ?=
-RELEASE_BUILD = $(SWIFT) build -c release --scratch-path $(RELEASE_SCRATCH)
-# The toolchain's static backtracer (see SWIFT_BACKTRACE in systemd/loopd.service).
-SWIFT_BACKTRACER ?= $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")") && \
+# The toolchain's static crash backtracer, installed as $(PKGLIBDIR)/swift-backtrace-static
+# (SWIFT_BACKTRACE in systemd/loopd.service; docs/OPERATIONS.md, "Crash reports").
+TOOLCHAIN_BACKTRACER = $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")") && \
 	echo "$$(dirname "$$d")/libexec/swift/linux/swift-backtrace-static")
+SWIFT_BACKTRACER ?= $(if $(wildcard $(PREBUILT)/swift-backtrace-static),$(PREBUILT)/swift-backtrace-static,$(TOOLCHAIN_BACKTRACER))
 UNIT_PATHS = -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/loopd/|$(SYSCONFDIR)/loopd/|g' \
-	-e 's|/usr/local/share/doc/loopd/|$(DOCDIR)/|g' \
-	-e 's|/opt/swift/usr/libexec/swift/linux/swift-backtrace-static|$(SWIFT_BACKTRACER)|g'
+	-e 's|/usr/local/share/doc/loopd/|$(DOCDIR)/|g' -e 's|/usr/local/lib/loopd/|$(PKGLIBDIR)/|g'
+MAN_VERSION = -e 's|@VERSION@|$(VERSION)|g'
 
 install: setup
 	@if [ -n "$(PREBUILT)" ]; then echo "installing the binaries in $(PREBUILT) (no build)"; \
@@ -107,13 +143,25 @@ install: setup
 		install -d -m 0755 $(DESTDIR)$(BINDIR) && \
 		install -m 0755 "$$bin/loopd" "$$bin/loopctl" $(DESTDIR)$(BINDIR)/
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(SYSUSERSDIR) \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd
-	@[ -x "$(SWIFT_BACKTRACER)" ] || echo "warning: no $(SWIFT_BACKTRACER): crash backtraces will be missing"
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	@[ -x "$(SWIFT_BACKTRACER)" ] || { echo "error: no $(SWIFT_BACKTRACER) (the Swift toolchain's static crash backtracer)"; exit 1; }
+	install -m 0755 "$(SWIFT_BACKTRACER)" $(DESTDIR)$(PKGLIBDIR)/swift-backtrace-static
 	sed $(UNIT_PATHS) systemd/loopd.service >$(DESTDIR)$(UNITDIR)/loopd.service
 	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
 	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket
-	install -m 0644 systemd/loopd.catalog $(DESTDIR)$(CATALOGDIR)/loopd.catalog
+	sed $(UNIT_PATHS) systemd/loopd.catalog >$(DESTDIR)$(CATALOGDIR)/loopd.catalog
+	chmod 0644 $(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	install -m 0644 systemd/loopd.sysusers $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
+	for page in loopctl.1 loopd.toml.5 loopd.8; do \
+		sed $(MAN_VERSION) $(UNIT_PATHS) man/$$page | gzip -9n >$(DESTDIR)$(MANDIR)/man$${page##*.}/$$page.gz && \
+		chmod 0644 $(DESTDIR)$(MANDIR)/man$${page##*.}/$$page.gz || exit 1; done
+	bin="$(PREBUILT)" && { [ -n "$$bin" ] || bin=$$($(RELEASE_BUILD) --show-bin-path); } && \
+		"$$bin/loopctl" --generate-completion-script bash >$(DESTDIR)$(BASHCOMPDIR)/loopctl && \
+		"$$bin/loopctl" --generate-completion-script zsh >$(DESTDIR)$(ZSHCOMPDIR)/_loopctl && \
+		"$$bin/loopctl" --generate-completion-script fish >$(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/loopctl $(DESTDIR)$(ZSHCOMPDIR)/_loopctl $(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
 	install -m 0644 docs/OPERATIONS.md docs/PROTOCOL.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 Config/loopd.production.toml $(DESTDIR)$(DOCDIR)/loopd.production.toml
 	install -m 0644 Config/loopd.toml $(DESTDIR)$(DOCDIR)/loopd.reference.toml
@@ -136,20 +184,42 @@ uninstall:
 		systemctl disable --now loopd.socket loopd.service || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl \
 		$(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
-		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
-	rm -rf $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf \
+		$(DESTDIR)$(MANDIR)/man1/loopctl.1.gz $(DESTDIR)$(MANDIR)/man5/loopd.toml.5.gz \
+		$(DESTDIR)$(MANDIR)/man8/loopd.8.gz $(DESTDIR)$(BASHCOMPDIR)/loopctl \
+		$(DESTDIR)$(ZSHCOMPDIR)/_loopctl $(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PKGLIBDIR)
 	@if [ -z "$(DESTDIR)" ]; then \
 		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs) and the group loopd"; \
 	fi
 
-## loopd under a real systemd booted privately for the test (needs root;
-## builds release binaries in .build, then installs them into a private root
-## inside the test's namespaces: it neither depends on nor changes what this
-## machine has installed): Tests/systemd/run.sh.
-test-systemd: setup
-	Tests/systemd/run.sh
+## The Debian package loopd_$(VERSION)-$(DEB_REVISION)_ARCH.deb (docs/OPERATIONS.md,
+## "Install"): `make install` staged into a tree with Debian's paths, plus
+## the maintainer scripts and the package's docs in packaging/deb. Uses the
+## release binaries of `make release` (no second build). `make lintian` checks it
+## (fails on any error or warning; docs/OPERATIONS.md lists the one override).
+DEB_REVISION ?= 1
+DEB_VERSION = $(VERSION)-$(DEB_REVISION)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_FILE = loopd_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_OUT ?= $(RELEASE_SCRATCH)/deb
+DEB_MAINTAINER ?= loopd maintainers <maintainers@users.noreply.a-seed-4e264c2f.example>
+deb: release
+	packaging/deb/build "$(DEB_OUT)" "$(VERSION)" "$(DEB_REVISION)" "$(DEB_MAINTAINER)" \
+		"$$($(RELEASE_BUILD) --show-bin-path)" "$(SWIFT_BACKTRACER)"
+
+lintian: deb
+	lintian --fail-on error,warning --info "$(DEB_OUT)/$(DEB_FILE)"
+
+## loopd under a real systemd booted privately for the test (needs root):
+## builds the release binaries and the .deb (checked by lintian), then, inside
+## the test's namespaces with the toolchain hidden, `make install` and the
+## package each go into a private root: it neither depends on nor changes
+## what this machine has installed. Tests/systemd/run.sh.
+test-systemd: lintian
+	Tests/systemd/run.sh "$(DEB_OUT)/$(DEB_FILE)"
 
 ## libFuzzer targets for the request decoder, line framer and config parser
 ## (Fuzz/run.sh; docs/RELIABILITY.md, "Fuzzing"): each for 60 s (CI), or for
@@ -165,15 +235,11 @@ fuzz-long: setup
 ## real daemon (Tests/reliability/; docs/RELIABILITY.md, "Load" onwards).
 ## `reliability` runs the CI forms (about 4 minutes after the build; the
 ## disk-full and privilege parts need root and say so when they skip);
-## `soak` is the 10-minute load. Release binaries in .build (shared with
-## `bench` and `test-systemd`, so CI builds them once).
+## `soak` is the 10-minute load. The release binaries of `make release`, as
+## shipped (shared with `deb` and `test-systemd`, so CI builds them once).
 .PHONY: reliability soak
-RELIABILITY_BUILD = $(SWIFT) build -c release
-reliability: setup
-	$(RELIABILITY_BUILD) --product loopd
-	$(RELIABILITY_BUILD) --product loopctl
-	Tests/reliability/run.sh "$$($(RELIABILITY_BUILD) --show-bin-path)"
+reliability: release
+	Tests/reliability/run.sh "$$($(RELEASE_BUILD) --show-bin-path)"
 
-soak: setup
-	$(RELIABILITY_BUILD) --product loopd
-	python3 Tests/reliability/load.py --bin "$$($(RELIABILITY_BUILD) --show-bin-path)" --duration 600 --soak
+soak: release
+	python3 Tests/reliability/load.py --bin "$$($(RELEASE_BUILD) --show-bin-path)" --duration 600 --soak

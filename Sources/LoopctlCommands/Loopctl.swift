@@ -1,5 +1,6 @@
 import LoopPlatform
 import ArgumentParser
+import LoopdProtocol
 
 /// `loopctl`, the root command: the subcommands and the exit codes.
 public struct Loopctl: ParsableCommand {
@@ -13,7 +14,7 @@ public struct Loopctl: ParsableCommand {
             subcommand prints human output; --json prints the daemon's raw reply \
             line instead (the exit code is the same).
             """ + "\n\n" + ExitStatus.helpText + "\n\n" + "The protocol itself is documented in docs/PROTOCOL.md.",
-        version: "0.1.0",
+        version: LoopdVersion.current,
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
             WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,

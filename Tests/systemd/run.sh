@@ -1,34 +1,47 @@
 #!/usr/bin/env bash
-# loopd under a real systemd 252, booted privately for this test (needs root).
+# loopd under a real systemd 252, booted privately for this test (needs root):
+# installed first by `make install`, then as the Debian package.
+#
+#   Tests/systemd/run.sh [loopd_VERSION_ARCH.deb]
+#
+# `make test-systemd` passes the package `make deb` built (and lintian
+# checked); without it, this runs `make deb` itself. The make install part
+# installs the package's own binaries (PREBUILT=, nothing is built in there).
 #
 # The build machines' PID 1 is not systemd, so this boots one as PID 1 of its
 # own PID and mount namespaces: private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
 # clean-up would otherwise empty the host's /tmp), --unit=basic.target (no
 # host services), everything that talks to it through nsenter, and a trap
-# that always kills it.
+# that always kills it. The Swift toolchain is hidden in there (an empty
+# tmpfs over /opt/swift): the binaries carry the Swift runtime and the
+# package its crash backtracer, and that must be all they need.
 #
 # Where the test installs, and why: a private root. The test neither depends
-# on nor changes what this machine has installed. In the namespace, /etc and
-# /var/lib are copy-on-write overlays whose upper layers live on a tmpfs that
-# only the namespace sees (mounted on $SCRATCH/systemd-test/ns): what the
-# install and the services write there (sysusers' group, the catalog
+# on nor changes what this machine has installed. In the namespace, /etc,
+# /usr, /var/lib and /var/cache are copy-on-write overlays whose upper layers
+# live on a tmpfs that only the namespace sees (mounted on
+# $SCRATCH/systemd-test/ns): what the installs, dpkg and the services write
+# there (the package's files, dpkg's database, sysusers' group, the catalog
 # database, systemd's state) never reaches the host. And every place loopd is
 # installed to or keeps state in starts empty, whatever the host has there:
-# /usr/local, /etc/loopd, /etc/systemd/system and /var/lib/private are fresh
-# tmpfs mounts; the host's /var/lib/loopd, sysusers override, catalog
+# /usr/local, /etc/systemd/system and /var/lib/private are fresh tmpfs
+# mounts; the host's /etc/loopd, /var/lib/loopd, sysusers override, catalog
 # database and group loopd are removed from the overlays (the host keeps
-# them). /var/log is a tmpfs too, so nothing is created on the host for the
+# them), and so is a policy-rc.d that forbids starting services (container
+# images have one; a Debian system does not). /var/log is a tmpfs too, so nothing is created on the host for the
 # journal. So the test runs the real `make install` (binaries to
 # /usr/local/bin, units to /etc/systemd/system, config, catalog, sysusers
-# group; PREBUILT= names the binaries built just before, so nothing is
-# rebuilt in there) and the real `systemctl enable --now loopd.socket`, with
-# the shipped units unmodified (ExecStart=/usr/local/bin/loopd --config
-# /etc/loopd/loopd.toml), and a config or group left by an earlier install on
+# group, manuals, completions) with a short flow (activation, versions,
+# uninstall), then the real `dpkg -i` (its postinst creates the group,
+# updates the catalog, enables and starts loopd.socket), the whole flow
+# below against the package's unmodified units (ExecStart=/usr/bin/loopd
+# --config /etc/loopd/loopd.toml), then `dpkg -r` and `dpkg -P`, after which
+# nothing of loopd is left. A config or group left by an earlier install on
 # the host can neither be kept nor be mistaken for the install's work. The
-# binaries the service runs are copies on that tmpfs: readable by its
-# DynamicUser and outside /tmp and /home, which its sandbox hides. The only test-specific
-# settings are a drop-in in /run/systemd/system/loopd.service.d (short
-# WatchdogSec=, TimeoutStopSec=) and a test config in
+# binaries the service runs are on those private mounts: readable by its
+# DynamicUser and outside /tmp and /home, which its sandbox hides. The only
+# test-specific settings are a drop-in in /run/systemd/system/loopd.service.d
+# (short WatchdogSec=, TimeoutStopSec=) and a test config in
 # /etc/loopd/loopd.toml derived from Config/loopd.production.toml
 # (debug_actions on, 1000 ms stall threshold, 5000 ms grace, an extra worker).
 #
@@ -43,11 +56,14 @@ SCRATCH=${LOOPD_SYSTEMD_SCRATCH:-.build}
 WORK=$ROOT/$SCRATCH/systemd-test
 NSDIR=$WORK/ns
 SOCK=/run/loopd.sock
+DEB=${1:-}
+# Where the install under test put things: `make install` first, then the package.
 UNITS=/etc/systemd/system
+BINDIR=/usr/local/bin
 WATCHDOG_SEC=4
 GRACE_MS=5000
 STALL_MS=1000
-TEST_BUDGET=${TEST_BUDGET:-280}
+TEST_BUDGET=${TEST_BUDGET:-420}
 export PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 passed=0
@@ -106,7 +122,7 @@ ns() {
     if [[ $1 =~ ^[0-9]+$ ]]; then t=$1; shift; fi
     timeout -k 2 "$t" nsenter -t "$SYSTEMD_PID" -m -p -u -- "$@"
 }
-ctl() { ns 15 env LOOPD_SOCKET="$SOCK" /usr/local/bin/loopctl "$@"; }
+ctl() { ns 15 env LOOPD_SOCKET="$SOCK" "$BINDIR/loopctl" "$@"; }
 prop() { ns systemctl show -p "$1" --value "${2:-loopd.service}"; }
 journal() { ns journalctl --no-pager "$@"; }
 # wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds.
@@ -140,7 +156,7 @@ job_state() { jget state "$(ctl status --json "$1" 2>/dev/null)"; }
 # ---- preflight and build (not part of the time budget) -----------------------
 
 [ "$(id -u)" = 0 ] || { fail "preflight" "needs root (it boots a systemd in new namespaces)"; exit 1; }
-for tool in unshare nsenter setsid timeout /lib/systemd/systemd systemctl journalctl systemd-analyze make; do
+for tool in unshare nsenter setsid timeout /lib/systemd/systemd systemctl journalctl systemd-analyze make dpkg dpkg-deb man; do
     command -v "$tool" >/dev/null || { fail "preflight" "missing $tool"; exit 1; }
 done
 case "$ROOT/" in
@@ -150,13 +166,23 @@ case "$ROOT/" in
     ;;
 esac
 mkdir -p "$WORK" "$NSDIR"
-for product in loopd loopctl; do
-    swift build -c release --scratch-path "$SCRATCH" --product "$product" >"$WORK/build-$product.log" 2>&1 ||
-        { fail "build $product" "$(tail -n 5 "$WORK/build-$product.log")"; exit 1; }
-done
-# make install in the namespace installs these (PREBUILT=): no second build
-# there, and no race with sources edited meanwhile.
-BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
+if [ -z "$DEB" ]; then
+    make --no-print-directory deb >"$WORK/build.log" 2>&1 || { fail "make deb" "$(tail -n 5 "$WORK/build.log")"; exit 1; }
+    DEB=$(tail -n 1 "$WORK/build.log")
+fi
+[ -f "$DEB" ] || { fail "preflight" "no package $DEB"; exit 1; }
+DEB=$(readlink -f "$DEB")
+VERSION=$(make --no-print-directory -s version)
+DEB_VERSION=$(dpkg-deb -f "$DEB" Version)
+[ "${DEB_VERSION%-*}" = "$VERSION" ] || { fail "preflight" "the package is $DEB_VERSION, the source says $VERSION"; exit 1; }
+# make install in the namespace installs the package's own binaries and
+# backtracer (PREBUILT=): no build in there, and no toolchain needed.
+rm -rf "$WORK/deb-root" "$WORK/prebuilt"
+dpkg-deb -x "$DEB" "$WORK/deb-root"
+mkdir -p "$WORK/prebuilt"
+cp "$WORK/deb-root/usr/bin/loopd" "$WORK/deb-root/usr/bin/loopctl" "$WORK/deb-root/usr/lib/loopd/swift-backtrace-static" \
+    "$WORK/prebuilt/"
+BIN=$WORK/prebuilt
 # Ids must be read from the source before anything depends on them.
 for name in started ready stopping reloaded reloadFailed workerStalled jobFailed jobFinished; do
     [ -n "$(mid "$name")" ] || { fail "preflight" "no MessageID.$name in MessageIDs.swift"; exit 1; }
@@ -164,13 +190,16 @@ done
 # What the host has where loopd installs, compared at the end: the test must leave it as it was.
 host_state() {
     local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /etc/loopd /etc/loopd/loopd.toml $UNITS/loopd.service \
-        $UNITS/loopd.socket /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
-        /usr/local/share/doc/loopd /var/lib/loopd /var/lib/private/loopd; do
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /etc/loopd /etc/loopd/loopd.toml /etc/systemd/system/loopd.service \
+        /etc/systemd/system/loopd.socket /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+        /usr/local/share/doc/loopd /var/lib/loopd /var/lib/private/loopd /usr/bin/loopd /usr/bin/loopctl \
+        /lib/systemd/system/loopd.service /lib/systemd/system/loopd.socket /usr/lib/loopd /usr/share/doc/loopd \
+        /usr/share/man/man1/loopctl.1.gz /var/lib/dpkg/info/loopd.list; do
         stat -c '%n %F %s %Y' "$f" 2>/dev/null || echo "$f absent"
     done
     [ -d /var/log/journal ] && echo "/var/log/journal present" || echo "/var/log/journal absent"
     getent group loopd || echo "group loopd absent"
+    dpkg-query -W -f '${Status}\n' loopd 2>/dev/null || echo "package loopd unknown"
 }
 host_state >"$WORK/host-before.txt"
 
@@ -196,17 +225,18 @@ boot() {
         mount -t tmpfs tmpfs /var/log
         mkdir /var/log/journal
         mount -t tmpfs -o mode=0700 tmpfs "$1"
-        for d in /etc /var/lib; do
+        for d in /etc /usr /var/lib /var/cache; do
             n=$(echo "$d" | tr / _)
             mkdir -p "$1/$n.upper" "$1/$n.work"
             mount -t overlay overlay -o "lowerdir=$d,upperdir=$1/$n.upper,workdir=$1/$n.work" "$d"
         done
         mount -t tmpfs -o mode=0755 tmpfs /usr/local
-        mkdir -p /etc/loopd /etc/systemd/system /var/lib/private
-        mount -t tmpfs -o mode=0755 tmpfs /etc/loopd
+        if [ -d /opt/swift ]; then mount -t tmpfs -o mode=0755,ro tmpfs /opt/swift; fi
+        mkdir -p /etc/systemd/system /var/lib/private
         mount -t tmpfs -o mode=0755 tmpfs /etc/systemd/system
         mount -t tmpfs -o mode=0700 tmpfs /var/lib/private
-        rm -rf /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
+        rm -rf /etc/loopd /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
+        rm -f /usr/sbin/policy-rc.d
         for f in /etc/group /etc/gshadow; do
             if grep -q "^loopd:" "$f" 2>/dev/null; then sed -i "/^loopd:/d" "$f"; fi
         done
@@ -237,21 +267,43 @@ boot() {
 check "boot a private systemd 252 as PID 1 of new namespaces" boot || true
 if [ -z "$SYSTEMD_PID" ] || [ "$failed" -gt 0 ]; then exit 1; fi
 
-# The premise of every check below: the namespace starts with no loopd at
-# all, whatever the host has installed.
-t_private_root() {
+# The premise of every check below, and what must hold again after the
+# package is purged: no loopd at all, whatever the host has installed.
+LOOPD_FILES="/usr/local/bin/loopd /usr/local/bin/loopctl /usr/local/lib/loopd /usr/local/lib/systemd/catalog/loopd.catalog
+    /usr/local/lib/sysusers.d/loopd.conf /usr/local/share/doc/loopd /usr/local/share/man/man1/loopctl.1.gz
+    /usr/bin/loopd /usr/bin/loopctl /usr/lib/loopd /usr/lib/systemd/catalog/loopd.catalog /usr/lib/sysusers.d/loopd.conf
+    /usr/share/doc/loopd /usr/share/man/man1/loopctl.1.gz /usr/share/man/man5/loopd.toml.5.gz
+    /usr/share/man/man8/loopd.8.gz /usr/share/bash-completion/completions/loopctl
+    /usr/share/zsh/vendor-completions/_loopctl /usr/share/fish/vendor_completions.d/loopctl.fish
+    /usr/share/lintian/overrides/loopd /etc/loopd/loopd.toml /etc/systemd/system/loopd.service
+    /etc/systemd/system/loopd.socket /etc/systemd/system/sockets.target.wants/loopd.socket
+    /lib/systemd/system/loopd.service /lib/systemd/system/loopd.socket /var/lib/loopd /var/lib/private/loopd $SOCK"
+no_loopd() {
     local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /etc/loopd/loopd.toml $UNITS/loopd.service $UNITS/loopd.socket \
-        /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf /var/lib/loopd /var/lib/private/loopd; do
-        ns test ! -e "$f" || { WHY="$f is there before the install"; return 1; }
+    for f in $LOOPD_FILES; do
+        ns test ! -e "$f" -a ! -L "$f" || { WHY="$f is there $1"; return 1; }
     done
-    ns getent group loopd >/dev/null && { WHY="the group loopd exists before the install"; return 1; }
-    journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog knows loopd before the install"; return 1; }
+    [ -z "$(ns ls -A /etc/loopd 2>/dev/null)" ] || { WHY="/etc/loopd is not empty $1: $(ns ls -A /etc/loopd | tr '\n' ' ')"; return 1; }
+    ns getent group loopd >/dev/null && { WHY="the group loopd exists $1"; return 1; }
+    journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog knows loopd $1"; return 1; }
+    [ -z "$(ns systemctl list-unit-files --no-legend 'loopd*' 2>/dev/null)" ] ||
+        { WHY="systemd knows loopd's units $1: $(ns systemctl list-unit-files --no-legend 'loopd*' | tr '\n' ' ')"; return 1; }
+    [ -z "$(ns find /var/lib/systemd -name '*loopd*' 2>/dev/null)" ] ||
+        { WHY="systemd state for loopd $1: $(ns find /var/lib/systemd -name '*loopd*' | tr '\n' ' ')"; return 1; }
+    ns dpkg-query -W loopd >/dev/null 2>&1 && { WHY="dpkg knows the package loopd $1"; return 1; }
     return 0
 }
-check "the namespace starts without loopd: no binaries, units, config, state, group or catalog entries" t_private_root
+t_private_root() { no_loopd "before the install"; }
+check "the namespace starts without loopd: no files, units, config, state, group, catalog entries or package" t_private_root
 
-# ---- install -----------------------------------------------------------------
+t_toolchain_hidden() {
+    ns test ! -e /opt/swift/usr/bin/swift || { WHY="the Swift toolchain is visible in the namespace"; return 1; }
+    ns sh -c 'command -v swift' >/dev/null && { WHY="swift is on the PATH in the namespace"; return 1; }
+    return 0
+}
+check "the Swift toolchain is hidden in the namespace" t_toolchain_hidden
+
+# ---- make install ------------------------------------------------------------
 
 t_install() {
     ns 120 make -C "$ROOT" install PREBUILT="$BIN" >"$WORK/install.log" 2>&1 ||
@@ -259,23 +311,28 @@ t_install() {
     local f
     for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
         /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
-        /usr/local/share/doc/loopd/OPERATIONS.md; do
+        /usr/local/lib/loopd/swift-backtrace-static /usr/local/share/doc/loopd/OPERATIONS.md \
+        /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/man/man5/loopd.toml.5.gz \
+        /usr/local/share/man/man8/loopd.8.gz /usr/local/share/bash-completion/completions/loopctl \
+        /usr/local/share/zsh/site-functions/_loopctl /usr/local/share/fish/vendor_completions.d/loopctl.fish; do
         ns test -f "$f" || { WHY="make install did not install $f"; return 1; }
     done
     ns cmp -s "$ROOT/Config/loopd.production.toml" /etc/loopd/loopd.toml ||
         { WHY="/etc/loopd/loopd.toml is not Config/loopd.production.toml"; return 1; }
     ns getent group loopd >/dev/null || { WHY="systemd-sysusers did not create the group loopd"; return 1; }
+    ns grep -q 'swift-backtrace=/usr/local/lib/loopd/swift-backtrace-static' $UNITS/loopd.service ||
+        { WHY="the unit does not point SWIFT_BACKTRACE at the installed backtracer"; return 1; }
     # A second install keeps an edited config.
     ns sh -c 'echo "# edited" >>/etc/loopd/loopd.toml'
     ns 120 make -C "$ROOT" install PREBUILT="$BIN" >>"$WORK/install.log" 2>&1 ||
         { WHY="second make install failed"; return 1; }
     ns grep -q '^# edited' /etc/loopd/loopd.toml || { WHY="make install overwrote an existing /etc/loopd/loopd.toml"; return 1; }
 }
-check "make install: binaries, units, config, catalog, sysusers group; an existing config is kept" t_install
+check "make install: binaries, backtracer, units, config, catalog, sysusers group, manuals, completions; an existing config is kept" t_install
 
 t_check_config() {
     local out
-    out=$(ns /usr/local/bin/loopd --check-config --config /etc/loopd/loopd.toml 2>&1) || { WHY=$out; return 1; }
+    out=$(ns "$BINDIR/loopd" --check-config --config /etc/loopd/loopd.toml 2>&1) || { WHY=$out; return 1; }
 }
 check "the installed config passes loopd --check-config" t_check_config
 
@@ -300,6 +357,93 @@ t_verify() {
 }
 check "systemd-analyze verify loopd.socket loopd.service: clean" t_verify
 
+# loopd --version, loopctl --version and the running daemon's ping agree
+# with the source (Sources/LoopdProtocol/Version.swift) and the package.
+t_versions() {
+    local d c p
+    d=$(ns "$BINDIR/loopd" --version 2>&1)
+    c=$(ns "$BINDIR/loopctl" --version 2>&1)
+    p=$(jget version "$(ctl ping --json 2>&1)")
+    [ "$d" = "$VERSION" ] && [ "$c" = "$VERSION" ] && [ "$p" = "$VERSION" ] ||
+        { WHY="loopd --version '$d', loopctl --version '$c', ping '$p'; the source says $VERSION"; return 1; }
+}
+
+t_make_flow() {
+    local out
+    out=$(ns systemctl enable --now loopd.socket 2>&1) || { WHY="enable --now failed: $out"; return 1; }
+    out=$(ctl ping 2>&1) || { WHY="loopctl ping failed: $out"; return 1; }
+    wait_for 10 active_pid || { WHY="loopd.service is $(prop ActiveState)/$(prop SubState)"; return 1; }
+    t_versions || return 1
+    out=$(ctl submit --worker w1 echo from make install 2>&1) || { WHY="echo: $out"; return 1; }
+    [ "$out" = "from make install" ] || { WHY="echo printed '$out'"; return 1; }
+}
+check "make install, toolchain hidden: the socket starts loopd; a job runs; loopd, loopctl and ping say $VERSION" t_make_flow
+
+t_uninstall() {
+    ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
+    local f
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
+        /usr/local/lib/loopd /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/bash-completion/completions/loopctl; do
+        ns test ! -e "$f" || { WHY="$f still there"; return 1; }
+    done
+    [ "$(prop ActiveState loopd.socket)" = inactive ] || { WHY="loopd.socket still $(prop ActiveState loopd.socket)"; return 1; }
+    ns test -f /etc/loopd/loopd.toml || { WHY="uninstall removed the config"; return 1; }
+}
+check "make uninstall: stops and removes units, binaries, manuals, completions; keeps the config" t_uninstall
+
+# What make uninstall keeps on purpose (config, durable state, group) would
+# pass for the package's work below: clear it.
+t_clear() {
+    ns sh -c 'rm -f /etc/loopd/loopd.toml && rm -rf /var/lib/loopd /var/lib/private/loopd && groupdel loopd' &&
+        ns systemctl daemon-reload && ns systemctl reset-failed >/dev/null 2>&1
+    no_loopd "after make uninstall and clearing the config, state and group"
+}
+check "after make uninstall and clearing what it keeps, nothing of loopd is left" t_clear
+
+# ---- the Debian package --------------------------------------------------------
+
+UNITS=/lib/systemd/system
+BINDIR=/usr/bin
+t_dpkg_install() {
+    ns 180 dpkg -i "$DEB" >"$WORK/dpkg-install.log" 2>&1 ||
+        { WHY="dpkg -i failed: $(tail -n 5 "$WORK/dpkg-install.log" | tr '\n' ' ')"; return 1; }
+    local f status
+    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket /etc/loopd/loopd.toml \
+        /usr/lib/systemd/catalog/loopd.catalog /usr/lib/sysusers.d/loopd.conf /usr/lib/loopd/swift-backtrace-static \
+        /usr/share/doc/loopd/copyright /usr/share/doc/loopd/changelog.Debian.gz /usr/share/doc/loopd/OPERATIONS.md \
+        /usr/share/man/man1/loopctl.1.gz /usr/share/man/man5/loopd.toml.5.gz /usr/share/man/man8/loopd.8.gz \
+        /usr/share/bash-completion/completions/loopctl /usr/share/zsh/vendor-completions/_loopctl \
+        /usr/share/fish/vendor_completions.d/loopctl.fish; do
+        ns test -f "$f" || { WHY="the package did not install $f"; return 1; }
+    done
+    status=$(ns dpkg-query -W -f '${Status} ${Version}' loopd 2>&1)
+    [ "$status" = "install ok installed $DEB_VERSION" ] || { WHY="dpkg-query: $status"; return 1; }
+    ns grep -qx /etc/loopd/loopd.toml /var/lib/dpkg/info/loopd.conffiles || { WHY="/etc/loopd/loopd.toml is no conffile"; return 1; }
+    ns cmp -s "$ROOT/Config/loopd.production.toml" /etc/loopd/loopd.toml ||
+        { WHY="/etc/loopd/loopd.toml is not Config/loopd.production.toml"; return 1; }
+    ns getent group loopd >/dev/null || { WHY="the postinst did not create the group loopd"; return 1; }
+    [ "$(ns systemctl is-enabled loopd.socket 2>&1)" = enabled ] || { WHY="loopd.socket not enabled"; return 1; }
+    [ "$(prop ActiveState loopd.socket)" = active ] || { WHY="loopd.socket is $(prop ActiveState loopd.socket)"; return 1; }
+    socket_node_ok || { WHY="$SOCK is '$(ns stat -c '%a %U %G %F' "$SOCK" 2>&1)', want 660 root loopd socket"; return 1; }
+    [ "$(prop ActiveState)" = inactive ] || { WHY="loopd.service already $(prop ActiveState) before any client"; return 1; }
+    note "$(ns dpkg-query -W loopd) from $(basename "$DEB")"
+}
+check "dpkg -i: files in Debian's places, the conffile, the group; loopd.socket enabled and listening 0660 root:loopd, loopd not started" t_dpkg_install
+
+t_self_contained() {
+    local out
+    out=$(ns ldd /usr/bin/loopd /usr/bin/loopctl 2>&1)
+    grep -q 'not found' <<<"$out" && { WHY="unresolved libraries: $(grep 'not found' <<<"$out" | tr '\n' ' ')"; return 1; }
+    grep -qiE 'libswift|libFoundation|libdispatch|libBlocksRuntime' <<<"$out" && { WHY="links Swift libraries: $(echo $out)"; return 1; }
+    ns grep -q '^Environment=SWIFT_BACKTRACE=.*swift-backtrace=/usr/lib/loopd/swift-backtrace-static$' $UNITS/loopd.service ||
+        { WHY="the unit does not point SWIFT_BACKTRACE at /usr/lib/loopd/swift-backtrace-static"; return 1; }
+    ns grep -rq /opt/swift $UNITS/loopd.service $UNITS/loopd.socket && { WHY="a unit names the toolchain"; return 1; }
+    note "ldd /usr/bin/loopd: $(ns ldd /usr/bin/loopd | awk '{print $1}' | tr '\n' ' ')"
+}
+check "the installed binaries need only system libraries; the unit names the shipped backtracer, not the toolchain" t_self_contained
+check "catalog: one entry per MessageID, known to journalctl after dpkg -i" t_catalog
+check "systemd-analyze verify of the package's units: clean" t_verify
+
 t_security() {
     local out score
     out=$(ns systemd-analyze security --no-pager loopd.service 2>&1) || true
@@ -309,6 +453,20 @@ t_security() {
     awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' || { WHY="exposure $score > 1.0"; return 1; }
 }
 check "systemd-analyze security loopd.service: exposure <= 1.0" t_security
+
+t_manuals() {
+    local page out
+    for page in "1 loopctl" "8 loopd" "5 loopd.toml"; do
+        out=$(ns env MANPAGER=cat MANWIDTH=100 man $page 2>&1) || { WHY="man $page: $(head -n 3 <<<"$out")"; return 1; }
+        grep -q "loopd $VERSION" <<<"$out" || { WHY="man $page does not say loopd $VERSION"; return 1; }
+    done
+    ns env MANPAGER=cat MANWIDTH=100 man loopctl 2>/dev/null | grep -q 'submit' || { WHY="man loopctl lacks submit"; return 1; }
+    out=$(ns bash -c '. /usr/share/bash-completion/completions/loopctl && complete -p loopctl' 2>&1) ||
+        { WHY="the bash completion does not load: $out"; return 1; }
+    ns grep -q '^#compdef loopctl' /usr/share/zsh/vendor-completions/_loopctl || { WHY="zsh completion"; return 1; }
+    ns grep -q "^complete -c 'loopctl'" /usr/share/fish/vendor_completions.d/loopctl.fish || { WHY="fish completion"; return 1; }
+}
+check "man loopctl, man 8 loopd, man 5 loopd.toml show the installed version; bash, zsh and fish completions are in place" t_manuals
 
 # ---- the test settings: a drop-in and a test config ----------------------------
 
@@ -331,18 +489,11 @@ TimeoutStopSec=$((GRACE_MS / 1000 + 5))s
 EOF
 ns install -m 0644 "$WORK/loopd.toml" /etc/loopd/loopd.toml
 ns install -D -m 0644 "$WORK/50-test.conf" /run/systemd/system/loopd.service.d/50-test.conf
+# The package's postinst already loaded the units: make systemd see the drop-in.
+ns systemctl daemon-reload
 
-# ---- socket activation ---------------------------------------------------------
+# ---- socket activation (the package enabled and started loopd.socket) ----------
 
-t_socket() {
-    local out
-    out=$(ns systemctl enable --now loopd.socket 2>&1) || { WHY="enable --now failed: $out"; return 1; }
-    [ "$(prop ActiveState loopd.socket)" = active ] || { WHY="loopd.socket is $(prop ActiveState loopd.socket)"; return 1; }
-    [ "$(ns systemctl is-enabled loopd.socket 2>&1)" = enabled ] || { WHY="loopd.socket not enabled"; return 1; }
-    socket_node_ok || { WHY="$SOCK is '$(ns stat -c '%a %U %G %F' "$SOCK" 2>&1)', want 660 root loopd socket"; return 1; }
-    [ "$(prop ActiveState)" = inactive ] || { WHY="loopd.service already $(prop ActiveState) before any client"; return 1; }
-}
-check "systemctl enable --now loopd.socket: $SOCK 0660 root:loopd, loopd.service not started yet" t_socket
 
 t_activation() {
     local out pid ready
@@ -357,6 +508,7 @@ t_activation() {
     note "activated: pid $pid, $(jget MESSAGE "$ready")"
 }
 check "the first loopctl call activates loopd (Type=notify: active after READY=1, socket from systemd)" t_activation
+check "the package's loopd --version, loopctl --version and ping say $VERSION (package $DEB_VERSION)" t_versions
 
 ECHO_REPLY="" FAIL_JOB="" W2_JOB=""
 t_jobs() {
@@ -412,6 +564,16 @@ t_journal_failed() {
     [ "$(jget ACTION "$entry")" = fail ] || { WHY="ACTION $(jget ACTION "$entry")"; return 1; }
 }
 check "a failed job: MESSAGE_ID=job failed, PRIORITY<=warning, RESULT=job_failed" t_journal_failed
+
+t_catalog_text() {
+    local out
+    out=$(journal -x -u loopd.service JOB_ID="$FAIL_JOB" 2>/dev/null)
+    grep -q "Subject: loopd job $FAIL_JOB failed" <<<"$out" && grep -q 'Defined-By: loopd' <<<"$out" &&
+        grep -q "loopctl status $FAIL_JOB" <<<"$out" ||
+        { WHY="no catalog text: $(tr '\n' ' ' <<<"$out" | cut -c 1-300)"; return 1; }
+    note "$(grep -m 1 'Subject:' <<<"$out" | sed 's/^[^S]*//')"
+}
+check "journalctl -x shows the installed catalog's explanation of the failed job" t_catalog_text
 
 t_journal_worker() {
     has_entry WORKER=w2 JOB_ID="$W2_JOB" || { WHY="journalctl -u loopd WORKER=w2 lacks job $W2_JOB"; return 1; }
@@ -573,6 +735,31 @@ t_reload_invalid() {
 }
 check "an invalid config on reload is refused and logged; loopd keeps the old one" t_reload_invalid
 
+# ---- upgrade -------------------------------------------------------------------------
+
+# dpkg -i over the installed package (what an upgrade runs: the postinst with
+# the old version) restarts loopd on the new files; a durable job held
+# before comes back, and the edited conffile stays.
+t_upgrade() {
+    local pid out job
+    pid=$(prop MainPID)
+    out=$(ctl mode w2 maintenance 2>&1) || { WHY="mode: $out"; return 1; }
+    out=$(ctl submit --json --no-wait --durable --worker w2 echo kept across the upgrade 2>&1) || { WHY="submit: $out"; return 1; }
+    job=$(job_of "$out")
+    [ "$(jget state "$out")" = held ] || { WHY="the durable job is not held: $out"; return 1; }
+    ns 180 dpkg -i "$DEB" >"$WORK/dpkg-upgrade.log" 2>&1 ||
+        { WHY="dpkg -i over the installed package failed: $(tail -n 5 "$WORK/dpkg-upgrade.log" | tr '\n' ' ')"; return 1; }
+    wait_for 15 active_pid || { WHY="after the upgrade loopd is $(prop ActiveState)/$(prop SubState)"; return 1; }
+    [ "$(prop MainPID)" != "$pid" ] || { WHY="loopd was not restarted (MainPID $pid)"; return 1; }
+    job_done() { [ "$(job_state "$job")" = completed ]; }
+    wait_for 15 job_done || { WHY="job $job is '$(job_state "$job")' after the upgrade"; return 1; }
+    out=$(ctl status --json "$job" 2>&1)
+    grep -q '"output":"kept across the upgrade"' <<<"$out" || { WHY="status: $out"; return 1; }
+    ns grep -q '^debug_actions = true$' /etc/loopd/loopd.toml || { WHY="the upgrade replaced the edited /etc/loopd/loopd.toml"; return 1; }
+    note "loopd restarted as pid $(prop MainPID) (was $pid); job $job replayed"
+}
+check "dpkg -i over the installed package restarts loopd; a held durable job runs after it; the edited config stays" t_upgrade
+
 # ---- stop --------------------------------------------------------------------------
 
 t_stop() {
@@ -607,16 +794,40 @@ t_reactivate() {
 }
 check "after the stop the socket still listens (node kept) and the next client starts loopd again" t_reactivate
 
-t_uninstall() {
-    ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
-    local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket; do
+# ---- remove and purge ----------------------------------------------------------------
+
+t_dpkg_remove() {
+    local f status
+    ns 120 dpkg -r loopd >"$WORK/dpkg-remove.log" 2>&1 ||
+        { WHY="dpkg -r failed: $(tail -n 5 "$WORK/dpkg-remove.log" | tr '\n' ' ')"; return 1; }
+    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket /usr/lib/loopd \
+        /usr/lib/systemd/catalog/loopd.catalog /usr/share/man/man1/loopctl.1.gz $SOCK; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done
-    [ "$(prop ActiveState loopd.socket)" = inactive ] || { WHY="loopd.socket still $(prop ActiveState loopd.socket)"; return 1; }
-    ns test -f /etc/loopd/loopd.toml || { WHY="uninstall removed the config"; return 1; }
+    [ "$(prop ActiveState loopd.socket)" = inactive ] && [ "$(prop ActiveState)" = inactive ] ||
+        { WHY="loopd.socket $(prop ActiveState loopd.socket), loopd.service $(prop ActiveState)"; return 1; }
+    status=$(ns dpkg-query -W -f '${Status}' loopd 2>&1)
+    [ "$status" = "deinstall ok config-files" ] || { WHY="dpkg-query: $status"; return 1; }
+    ns test -f /etc/loopd/loopd.toml || { WHY="dpkg -r removed the config"; return 1; }
+    ns test -f /var/lib/private/loopd/journal.log || { WHY="dpkg -r removed the durable jobs"; return 1; }
+    ns getent group loopd >/dev/null || { WHY="dpkg -r removed the group"; return 1; }
+    journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog still knows loopd"; return 1; }
+    return 0
 }
-check "make uninstall: stops and removes units and binaries, keeps the config" t_uninstall
+check "dpkg -r: stops loopd and its socket, removes the program and its catalog; config, durable jobs and group stay" t_dpkg_remove
+
+t_dpkg_purge() {
+    local f
+    ns 120 dpkg -P loopd >"$WORK/dpkg-purge.log" 2>&1 ||
+        { WHY="dpkg -P failed: $(tail -n 5 "$WORK/dpkg-purge.log" | tr '\n' ' ')"; return 1; }
+    for f in $(dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }'); do
+        ns test ! -e "$f" || { WHY="$f (from the package) still there"; return 1; }
+    done
+    ns test ! -e /etc/loopd || { WHY="/etc/loopd still there"; return 1; }
+    grep -q warning "$WORK/dpkg-purge.log" && { WHY="dpkg -P warned: $(grep warning "$WORK/dpkg-purge.log")"; return 1; }
+    no_loopd "after dpkg -P"
+}
+check "dpkg -P: nothing of loopd is left (files, config, state, group, units and their state, catalog, package)" t_dpkg_purge
 
 t_host_unchanged() {
     host_state >"$WORK/host-after.txt"

@@ -1,16 +1,18 @@
 import LoopPlatform
+import LoopdProtocol
 
 /// The `loopd` executable's whole behaviour, kept in the library so the
 /// executable is a one-line `main`.
 public enum DaemonMain {
     static let usage = """
-    usage: loopd [--config PATH] [--check-config]
+    usage: loopd [--config PATH] [--check-config] [--version]
            loopd --salvage-journal JOURNAL
 
     Runs the loopd daemon in the foreground.
       --config PATH    configuration file (default: ./Config/loopd.toml if it exists,
                        else /etc/loopd/loopd.toml)
       --check-config   validate the configuration and exit
+      --version        print the version and exit
       --salvage-journal JOURNAL
                        with loopd stopped: rewrite a journal loopd refused as
                        corrupt (STATE_DIR/journal.log) keeping every intact
@@ -39,6 +41,9 @@ public enum DaemonMain {
                 guard let p = args.popFirst() else { return fail("--salvage-journal needs a path\n\(usage)", status: 2) }
                 guard args.isEmpty else { return fail("--salvage-journal takes no other arguments\n\(usage)", status: 2) }
                 return salvage(p)
+            case "--version":
+                print(LoopdVersion.current)
+                return 0
             case "-h", "--help":
                 print(usage)
                 return 0

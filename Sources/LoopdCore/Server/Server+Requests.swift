@@ -5,7 +5,7 @@ import LoopdProtocol
 /// The protocol's operations (docs/PROTOCOL.md), routed: jobs to the
 /// scheduler, workers and the daemon answered here. Main thread only.
 extension Server {
-    static let version = "0.1.0"
+    static let version = LoopdVersion.current
 
     func handleLine(_ line: ArraySlice<UInt8>, from c: Connection) {
         switch RequestDecoder.decode(line) {
