@@ -28,6 +28,8 @@ final class Job: @unchecked Sendable {
     /// Where the reply of a waited `submit` goes. The worker that runs the
     /// job writes it; if the job never runs, the scheduler does.
     let reply: ReplyAddress?
+    /// The metrics its end counts in (its action on its worker). Main thread only.
+    let metrics: JobMetrics
 
     // MARK: any thread
     /// Who got to the waiting job first: its lane, to start it, or a cancel.
@@ -41,6 +43,10 @@ final class Job: @unchecked Sendable {
     nonisolated(unsafe) var startedAtUnixMs: Int64 = 0
     /// When it ended on its worker, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
+    /// When its worker started it, monotonic nanoseconds; 0 until then.
+    nonisolated(unsafe) var startedAt: UInt64 = 0
+    /// When it ended on its worker, monotonic nanoseconds; 0 until then.
+    nonisolated(unsafe) var endedAt: UInt64 = 0
 
     // MARK: main thread only
     /// Where it is in its life; only `advance(to:)` changes it.
@@ -54,7 +60,8 @@ final class Job: @unchecked Sendable {
 
     /// `modes` is `Job.loopModes(request.mode)`, worked out once by the caller.
     init(id: String, sequence: UInt64, request: SubmitRequest, modes: [Loop.Mode]?, action: any JobAction,
-         queue: WorkerQueue, owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?) {
+         queue: WorkerQueue, owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?,
+         metrics: JobMetrics) {
         self.id = id
         self.sequence = sequence
         self.request = request
@@ -66,6 +73,7 @@ final class Job: @unchecked Sendable {
         self.submittedAtUnixMs = submittedAtUnixMs
         self.reply = reply
         self.modes = modes
+        self.metrics = metrics
     }
 
     /// The loop modes a job of protocol mode `mode` runs in: none given means

@@ -21,9 +21,10 @@ final class JobLane: @unchecked Sendable {
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
     private var pumping = false
     private var observer: LoopObserver?
-    /// When the job that just ended did, while `pump` goes on to the next:
-    /// that one starts at the same instant (one clock read, not two).
-    private var handOffAt: Int64?
+    /// When the job that just ended did (Unix milliseconds, monotonic
+    /// nanoseconds), while `pump` goes on to the next: that one starts at
+    /// the same instant (one reading of each clock, not two).
+    private var handOffAt: (unixMs: Int64, monotonic: UInt64)?
 
     private var loop: Loop { worker.loop }
 
@@ -82,7 +83,9 @@ final class JobLane: @unchecked Sendable {
     }
 
     private func start(_ job: Job) {
-        job.startedAtUnixMs = handOffAt ?? unixMilliseconds()
+        let now = handOffAt ?? (unixMilliseconds(), monotonicNow())
+        job.startedAtUnixMs = now.unixMs
+        job.startedAt = now.monotonic
         handOffAt = nil
         worker.runningJob.jobID = job.id
         let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
@@ -107,8 +110,9 @@ final class JobLane: @unchecked Sendable {
         guard let current = running, current.job === job else { return }
         current.timeout?.invalidate()
         running = nil
-        let now = unixMilliseconds()
-        job.endedAtUnixMs = now
+        let now = (unixMs: unixMilliseconds(), monotonic: monotonicNow())
+        job.endedAtUnixMs = now.unixMs
+        job.endedAt = now.monotonic
         handOffAt = now
         worker.runningJob.jobID = nil
         if finishedBatch.isEmpty {

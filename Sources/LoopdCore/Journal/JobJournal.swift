@@ -47,6 +47,9 @@ public final class JobJournal {
     /// Committed live state (see `JournalState`).
     var state = JournalState()
     var counters = JournalStats()
+    /// Told how long each commit's `fdatasync` took, in nanoseconds (the
+    /// daemon's metrics). Loop thread only, like every call here.
+    public var syncTimed: ((_ nanoseconds: UInt64) -> Void)?
 
     /// Encoded records appended since the last commit, back to back.
     private var buffer: [UInt8] = []
@@ -182,9 +185,12 @@ public final class JobJournal {
                 tailDirty = false
             }
             counters.writeCalls += try file.write(buffer, at: committedEnd)
+            counters.writtenBytes += buffer.count
             if fsyncEnabled {
                 counters.syncCalls += 1
+                let started = monotonicNow()
                 try file.sync()
+                syncTimed?(monotonicNow() &- started)
             }
         } catch {
             rollBack(truncating: true)
