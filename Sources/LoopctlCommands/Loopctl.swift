@@ -15,7 +15,8 @@ public struct Loopctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
-            WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, PingCommand.self,
+            WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, MetricsCommand.self,
+            PingCommand.self,
         ])
 
     /// Creates the command with its defaults (ArgumentParser fills in the rest).
