@@ -28,7 +28,8 @@ final class Job: @unchecked Sendable {
     /// Where the reply of a waited `submit` goes. The worker that runs the
     /// job writes it; if the job never runs, the scheduler does.
     let reply: ReplyAddress?
-    /// The metrics its end counts in (its action on its worker). Main thread only.
+    /// The metrics it counts in (its action on its worker): its lane
+    /// records its wait and run times, the main thread its end.
     let metrics: JobMetrics
 
     // MARK: any thread
@@ -43,10 +44,6 @@ final class Job: @unchecked Sendable {
     nonisolated(unsafe) var startedAtUnixMs: Int64 = 0
     /// When it ended on its worker, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
-    /// When its worker started it, monotonic nanoseconds; 0 until then.
-    nonisolated(unsafe) var startedAt: UInt64 = 0
-    /// When it ended on its worker, monotonic nanoseconds; 0 until then.
-    nonisolated(unsafe) var endedAt: UInt64 = 0
 
     // MARK: main thread only
     /// Where it is in its life; only `advance(to:)` changes it.

@@ -18,7 +18,8 @@ final class JobLane: @unchecked Sendable {
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
     private var ready = ReadyQueue<Job>()
-    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
+    /// The job running now, and when it started (monotonic nanoseconds).
+    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
     private var pumping = false
     private var observer: LoopObserver?
     /// When the job that just ended did (Unix milliseconds, monotonic
@@ -85,7 +86,6 @@ final class JobLane: @unchecked Sendable {
     private func start(_ job: Job) {
         let now = handOffAt ?? (unixMilliseconds(), monotonicNow())
         job.startedAtUnixMs = now.unixMs
-        job.startedAt = now.monotonic
         handOffAt = nil
         worker.runningJob.jobID = job.id
         let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
@@ -99,7 +99,7 @@ final class JobLane: @unchecked Sendable {
             loop.add(t, forMode: .common)
             timeoutTimer = t
         }
-        running = (job, context, timeoutTimer)
+        running = (job, context, timeoutTimer, now.monotonic)
         job.action.start(context)
         // Still running once its action returned: the main loop learns it
         // started now, not only when it ends.
@@ -112,7 +112,10 @@ final class JobLane: @unchecked Sendable {
         running = nil
         let now = (unixMs: unixMilliseconds(), monotonic: monotonicNow())
         job.endedAtUnixMs = now.unixMs
-        job.endedAt = now.monotonic
+        // Recorded here, before the end is reported or the reply written:
+        // a client that has the reply finds the job in the histograms. The
+        // histograms are this worker's alone, so their locks are not contended.
+        job.metrics.ran(acceptedAt: job.acceptedAt, startedAt: current.startedAt, endedAt: now.monotonic)
         handOffAt = now
         worker.runningJob.jobID = nil
         if finishedBatch.isEmpty {

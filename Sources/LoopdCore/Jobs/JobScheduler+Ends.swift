@@ -45,11 +45,9 @@ extension JobScheduler {
         let queue = job.queue
         queue.outstanding -= 1
         if end != .cancelled { queue.finished += 1 }
-        let now = monotonicNow()
-        let micros = (now &- job.acceptedAt) / 1000
+        let micros = (monotonicNow() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
-        job.metrics.ended(end, acceptedAt: job.acceptedAt, startedAt: job.startedAt,
-                          endedAt: job.endedAt != 0 ? job.endedAt : now)
+        job.metrics.ended(end)
         if job.request.durable && journaled, let gate {
             gate.journal.appendFinished(FinishedJob(job, end: end))
             gate.arm()

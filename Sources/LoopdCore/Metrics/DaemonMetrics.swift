@@ -6,12 +6,14 @@ import Prometheus
 /// exposition (`render`).
 ///
 /// Cheap on the job path: each job's series (its action on its worker) is
-/// looked up once, at acceptance, and kept on the job; counting is then a
-/// relaxed atomic add, and a job that ran records its wait and run time
-/// in two histograms. What can be read when asked (queue depths, held
-/// jobs, loop stalls, connections, the journal's totals) is set at scrape
-/// time, not on every change. Main thread only, like the scheduler that
-/// owns it.
+/// looked up once, at acceptance, and kept on the job. The main thread
+/// counts acceptances and ends (a relaxed atomic add each); the worker
+/// that ran a job records its wait and run times, in histograms no other
+/// worker touches, so their locks are never contended but by a scrape.
+/// What can be read when asked (queue depths, held jobs, loop stalls,
+/// connections, the journal's totals) is set at scrape time, not on every
+/// change. Main thread only, like the scheduler that owns it (the series
+/// it hands out are `Sendable`).
 final class DaemonMetrics {
     let registry: PrometheusCollectorRegistry
 
@@ -95,8 +97,9 @@ final class DaemonMetrics {
     }
 }
 
-/// One worker's gauges and its job wait time histogram.
-final class WorkerMetrics {
+/// One worker's gauges and its job wait time histogram. Immutable; the
+/// library's metrics it holds are safe from any thread.
+final class WorkerMetrics: Sendable {
     let name: String
     /// From acceptance to the start on this worker, of every job that started.
     let waitSeconds: ValueHistogram
@@ -139,8 +142,9 @@ final class WorkerMetrics {
 }
 
 /// The series of one action's jobs on one worker: accepted, ended by
-/// state, run time. Looked up once per job, at acceptance.
-final class JobMetrics {
+/// state, run time. Looked up once per job, at acceptance. Immutable;
+/// the library's metrics it holds are safe from any thread.
+final class JobMetrics: Sendable {
     let worker: WorkerMetrics
     let accepted: Counter
     /// Indexed by `Job.End.metricsIndex`.
@@ -165,11 +169,14 @@ final class JobMetrics {
             labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
     }
 
-    /// Counts a job's end and, if it started, its wait and run times
-    /// (monotonic nanoseconds; `startedAt` is 0 for a job that never ran).
-    func ended(_ end: Job.End, acceptedAt: UInt64, startedAt: UInt64, endedAt: UInt64) {
+    /// Counts a job's end (main thread).
+    func ended(_ end: Job.End) {
         ended[end.metricsIndex].increment()
-        guard startedAt != 0 else { return }
+    }
+
+    /// Records the wait and run times of a job that ran, from monotonic
+    /// nanoseconds (its worker's thread, as the job ends).
+    func ran(acceptedAt: UInt64, startedAt: UInt64, endedAt: UInt64) {
         worker.waitSeconds.record(Self.seconds(startedAt &- acceptedAt, ifBefore: startedAt >= acceptedAt))
         runSeconds.record(Self.seconds(endedAt &- startedAt, ifBefore: endedAt >= startedAt))
     }
