@@ -47,7 +47,7 @@ extension JobScheduler {
         if end != .cancelled { queue.finished += 1 }
         let micros = (monotonicNow() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
-        job.metrics.ended(end)
+        job.metrics.ended(end.protocolState)
         if job.request.durable && journaled, let gate {
             gate.journal.appendFinished(FinishedJob(job, end: end))
             gate.arm()

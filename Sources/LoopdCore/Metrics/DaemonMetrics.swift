@@ -1,3 +1,4 @@
+import LoopdProtocol
 import Prometheus
 
 /// The daemon's metrics, kept in one daemon's own `PrometheusCollectorRegistry`
@@ -147,8 +148,11 @@ final class WorkerMetrics: Sendable {
 final class JobMetrics: Sendable {
     let worker: WorkerMetrics
     let accepted: Counter
-    /// Indexed by `Job.End.metricsIndex`.
+    /// One per state of `endStates`, in that order.
     private let ended: [Counter]
+
+    /// The ways a job ends, each a `state` label of `loopd_jobs_ended_total`.
+    static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled]
     /// From the start on the worker to the end, of every job that started.
     let runSeconds: ValueHistogram
 
@@ -160,8 +164,8 @@ final class JobMetrics: Sendable {
             labels: labels)
         let endedName = DaemonMetrics.name("jobs", "ended", "total",
                                            "Jobs that ended, by action, worker and how: completed, failed, timed_out, cancelled.")
-        ended = Job.End.allCases.map { end in
-            registry.makeCounter(descriptor: endedName, labels: labels + [("state", end.protocolState.rawValue)])
+        ended = Self.endStates.map { state in
+            registry.makeCounter(descriptor: endedName, labels: labels + [("state", state.rawValue)])
         }
         runSeconds = registry.makeValueHistogram(
             descriptor: DaemonMetrics.name("job", "run", "seconds",
@@ -169,9 +173,15 @@ final class JobMetrics: Sendable {
             labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
     }
 
-    /// Counts a job's end (main thread).
-    func ended(_ end: Job.End) {
-        ended[end.metricsIndex].increment()
+    /// Counts a job's end (main thread); `state` is one of `endStates`.
+    func ended(_ state: JobState) {
+        switch state {
+        case .completed: ended[0].increment()
+        case .failed: ended[1].increment()
+        case .timedOut: ended[2].increment()
+        case .cancelled: ended[3].increment()
+        default: assertionFailure("\(state) is not how a job ends")
+        }
     }
 
     /// Records the wait and run times of a job that ran, from monotonic
@@ -183,20 +193,6 @@ final class JobMetrics: Sendable {
 
     private static func seconds(_ nanoseconds: UInt64, ifBefore ordered: Bool) -> Double {
         ordered ? Double(nanoseconds) / 1e9 : 0
-    }
-}
-
-extension Job.End: CaseIterable {
-    static let allCases: [Job.End] = [.completed, .failed, .timedOut, .cancelled]
-
-    /// Its place in `allCases`.
-    var metricsIndex: Int {
-        switch self {
-        case .completed: 0
-        case .failed: 1
-        case .timedOut: 2
-        case .cancelled: 3
-        }
     }
 }
 
