@@ -64,10 +64,11 @@ clean:
 	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz
 
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
-## units, config (an existing one is kept), journal catalog, sysusers file.
+## units (loopd's, and the timer that writes its metrics for node_exporter),
+## config (an existing one is kept), journal catalog, sysusers file.
 ## DESTDIR= stages into a tree (then nothing is run on this machine); PREFIX=
 ## moves binaries and data, and the unit's ExecStart= follows BINDIR.
-## Then: systemctl enable --now loopd.socket
+## Then: systemctl enable --now loopd.socket (and loopd-metrics.timer)
 .PHONY: install uninstall test-systemd
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -98,7 +99,10 @@ install: setup
 	@[ -x "$(SWIFT_BACKTRACER)" ] || echo "warning: no $(SWIFT_BACKTRACER): crash backtraces will be missing"
 	sed $(UNIT_PATHS) systemd/loopd.service >$(DESTDIR)$(UNITDIR)/loopd.service
 	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
-	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket
+	sed $(UNIT_PATHS) systemd/loopd-metrics.service >$(DESTDIR)$(UNITDIR)/loopd-metrics.service
+	sed $(UNIT_PATHS) systemd/loopd-metrics.timer >$(DESTDIR)$(UNITDIR)/loopd-metrics.timer
+	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
+		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer
 	install -m 0644 systemd/loopd.catalog $(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	install -m 0644 systemd/loopd.sysusers $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
 	install -m 0644 docs/OPERATIONS.md docs/PROTOCOL.md $(DESTDIR)$(DOCDIR)/
@@ -114,15 +118,18 @@ install: setup
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		$(BINDIR)/loopd --check-config --config $(SYSCONFDIR)/loopd/loopd.toml; \
 		echo "installed; start with: systemctl enable --now loopd.socket"; \
+		echo "metrics for node_exporter's textfile collector: systemctl enable --now loopd-metrics.timer"; \
 	fi
 
 ## Removes what `make install` put in place, except the config in
 ## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd and the group.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now loopd-metrics.timer loopd-metrics.service || true; \
 		systemctl disable --now loopd.socket loopd.service || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl \
 		$(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
+		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer \
 		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
 	rm -rf $(DESTDIR)$(DOCDIR)
 	@if [ -z "$(DESTDIR)" ]; then \

@@ -258,7 +258,7 @@ t_install() {
         { WHY="make install failed: $(tail -n 5 "$WORK/install.log" | tr '\n' ' ')"; return 1; }
     local f
     for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
-        /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
         /usr/local/share/doc/loopd/OPERATIONS.md; do
         ns test -f "$f" || { WHY="make install did not install $f"; return 1; }
     done
@@ -294,11 +294,12 @@ check "catalog: one entry per MessageID, known to journalctl after install" t_ca
 
 t_verify() {
     local out
-    out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" 2>&1) ||
+    out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" \
+        "$UNITS/loopd-metrics.service" "$UNITS/loopd-metrics.timer" 2>&1) ||
         { WHY="exit status $?: $out"; return 1; }
     [ -z "$out" ] || { WHY="warnings: $(echo $out)"; return 1; }
 }
-check "systemd-analyze verify loopd.socket loopd.service: clean" t_verify
+check "systemd-analyze verify loopd.socket loopd.service loopd-metrics.service loopd-metrics.timer: clean" t_verify
 
 t_security() {
     local out score
@@ -379,6 +380,32 @@ t_status_text() {
     note "StatusText: $(prop StatusText)"
 }
 check "systemctl show -p StatusText reflects the jobs (completed 3, failed 1)" t_status_text
+
+# ---- metrics for node_exporter -----------------------------------------------------
+
+TEXTFILE=/var/lib/prometheus/node-exporter/loopd.prom
+t_metrics_textfile() {
+    local out
+    # Debian's prometheus-node-exporter makes this directory (root's, 0755).
+    ns install -d -m 0755 /var/lib/prometheus/node-exporter
+    out=$(ns 30 systemctl enable --now loopd-metrics.timer 2>&1) || { WHY="enable the timer: $out"; return 1; }
+    [ "$(prop ActiveState loopd-metrics.timer)" = active ] || { WHY="timer $(prop ActiveState loopd-metrics.timer)"; return 1; }
+    out=$(ns 30 systemctl start loopd-metrics.service 2>&1) ||
+        { WHY="loopd-metrics.service: $out $(journal -u loopd-metrics.service -n 5 | tr '\n' ' ')"; return 1; }
+    ns test -f "$TEXTFILE" || { WHY="no $TEXTFILE"; return 1; }
+    [ "$(ns stat -c '%a %U' "$TEXTFILE")" = "644 root" ] || { WHY="$TEXTFILE is $(ns stat -c '%a %U' "$TEXTFILE")"; return 1; }
+    ns cat "$TEXTFILE" >"$WORK/loopd.prom"
+    grep -q '^loopd_jobs_ended_total{action="echo",worker="w1",state="completed"} [1-9]' "$WORK/loopd.prom" ||
+        { WHY="no completed echo on w1 in $TEXTFILE: $(head -c 300 "$WORK/loopd.prom")"; return 1; }
+    if command -v promtool >/dev/null; then
+        out=$(promtool check metrics <"$WORK/loopd.prom" 2>&1) || { WHY="promtool: $out"; return 1; }
+    fi
+    [ -z "$(ns find /var/lib/prometheus/node-exporter -name '.loopd.prom.*')" ] || { WHY="a temporary file was left"; return 1; }
+    note "$(grep -c '^loopd_' "$WORK/loopd.prom") samples in $TEXTFILE"
+    # The checks below count on nothing else connecting to loopd.
+    ns 30 systemctl stop loopd-metrics.timer
+}
+check "loopd-metrics.service writes loopctl metrics to node_exporter's textfile directory (0644, promtool-clean); the timer is active" t_metrics_textfile
 
 t_journal_fields() {
     local id entry f v
@@ -597,6 +624,14 @@ t_stop() {
 }
 check "systemctl stop loopd: drains the running job, exits 0 within the grace period" t_stop
 
+t_metrics_stopped() {
+    local out
+    out=$(ns 30 systemctl start loopd-metrics.service 2>&1) || { WHY="loopd-metrics.service: $out"; return 1; }
+    ns test ! -e "$TEXTFILE" || { WHY="$TEXTFILE still there with loopd stopped"; return 1; }
+    [ "$(prop ActiveState)" = inactive ] || { WHY="the metrics run started loopd: $(prop ActiveState)"; return 1; }
+}
+check "with loopd stopped, loopd-metrics.service removes loopd.prom and does not start loopd" t_metrics_stopped
+
 t_reactivate() {
     [ "$(prop ActiveState loopd.socket)" = listening ] || [ "$(prop SubState loopd.socket)" = listening ] ||
         { WHY="loopd.socket is $(prop SubState loopd.socket)"; return 1; }
@@ -610,7 +645,8 @@ check "after the stop the socket still listens (node kept) and the next client s
 t_uninstall() {
     ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
     local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket; do
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done
     [ "$(prop ActiveState loopd.socket)" = inactive ] || { WHY="loopd.socket still $(prop ActiveState loopd.socket)"; return 1; }
