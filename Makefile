@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan check-words bench bench-quick example clean
+.PHONY: setup build run test test-tsan test-asan check-words check-metrics bench bench-quick example clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -35,6 +35,14 @@ test-tsan:
 ## the documentation speaks of the product, not of how the work was organised.
 check-words: setup
 	.ci/check-words
+
+## `loopctl metrics` from a real loopd passes Prometheus's `promtool check
+## metrics` (promtool: Debian's prometheus, in .ci/apt-packages), and every
+## family docs/OPERATIONS.md lists is there (Tests/metrics/promtool-check.sh).
+check-metrics: setup
+	$(SWIFT) build --product loopd
+	$(SWIFT) build --product loopctl
+	Tests/metrics/promtool-check.sh "$$($(SWIFT) build --show-bin-path)"
 
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
