@@ -15,6 +15,8 @@ final class WorkerQueue: @unchecked Sendable {
     /// The worker's own metrics, and its jobs' by action (made on first use).
     let metrics: WorkerMetrics
     private var jobMetrics: [String: JobMetrics] = [:]
+    /// The last action's, asked again first (jobs come in runs of one action).
+    private var lastJobMetrics: JobMetrics?
     /// Jobs for this worker waiting for the next journal commit. While a
     /// durable job waits, later jobs for the same worker wait behind it, so
     /// the worker still runs them in arrival order.
@@ -59,9 +61,10 @@ final class WorkerQueue: @unchecked Sendable {
 
     /// The metrics of `action`'s jobs on this worker.
     func metrics(of action: String, in daemon: DaemonMetrics) -> JobMetrics {
-        if let m = jobMetrics[action] { return m }
-        let m = daemon.jobs(action: action, on: metrics)
+        if let last = lastJobMetrics, last.action == action { return last }
+        let m = jobMetrics[action] ?? daemon.jobs(action: action, on: metrics)
         jobMetrics[action] = m
+        lastJobMetrics = m
         return m
     }
 

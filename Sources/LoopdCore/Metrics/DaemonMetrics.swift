@@ -146,6 +146,7 @@ final class WorkerMetrics: Sendable {
 /// state, run time. Looked up once per job, at acceptance. Immutable;
 /// the library's metrics it holds are safe from any thread.
 final class JobMetrics: Sendable {
+    let action: String
     let worker: WorkerMetrics
     let accepted: Counter
     /// One per state of `endStates`, in that order.
@@ -157,6 +158,7 @@ final class JobMetrics: Sendable {
     let runSeconds: ValueHistogram
 
     init(action: String, worker: WorkerMetrics, registry: PrometheusCollectorRegistry) {
+        self.action = action
         self.worker = worker
         let labels = [("action", action), ("worker", worker.name)]
         accepted = registry.makeCounter(
