@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan check-words bench bench-quick example consumer clean
+.PHONY: setup build run test test-tsan test-asan check-words check-metrics bench bench-quick example consumer clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -35,6 +35,14 @@ test-tsan:
 ## the documentation speaks of the product, not of how the work was organised.
 check-words: setup
 	.ci/check-words
+
+## `loopctl metrics` from a real loopd passes Prometheus's `promtool check
+## metrics` (promtool: Debian's prometheus, in .ci/apt-packages), and every
+## family docs/OPERATIONS.md lists is there (Tests/metrics/promtool-check.sh).
+check-metrics: setup
+	$(SWIFT) build --product loopd
+	$(SWIFT) build --product loopctl
+	Tests/metrics/promtool-check.sh "$$($(SWIFT) build --show-bin-path)"
 
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
@@ -106,11 +114,12 @@ man: setup
 	  sed -e 's/^\.Os$$/.Os loopd @VERSION@/' -e 's/^$$/.Pp/' .build/plugins/GenerateManual/outputs/loopctl/loopctl.1; } >man/loopctl.1
 
 ## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
-## the crash backtracer, units, config (an existing one is kept), journal
-## catalog, sysusers file, manuals, shell completions, docs.
+## the crash backtracer, units (loopd's, and the timer that writes its metrics
+## for node_exporter), config (an existing one is kept), journal catalog,
+## sysusers file, manuals, shell completions, docs.
 ## DESTDIR= stages into a tree (then nothing is run on this machine; `make deb`
 ## does that); PREFIX= moves binaries and data, and the unit follows.
-## Then: systemctl enable --now loopd.socket
+## Then: systemctl enable --now loopd.socket (and loopd-metrics.timer)
 .PHONY: install uninstall test-systemd deb lintian
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -150,7 +159,10 @@ install: setup
 	install -m 0755 "$(SWIFT_BACKTRACER)" $(DESTDIR)$(PKGLIBDIR)/swift-backtrace-static
 	sed $(UNIT_PATHS) systemd/loopd.service >$(DESTDIR)$(UNITDIR)/loopd.service
 	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
-	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket
+	sed $(UNIT_PATHS) systemd/loopd-metrics.service >$(DESTDIR)$(UNITDIR)/loopd-metrics.service
+	sed $(UNIT_PATHS) systemd/loopd-metrics.timer >$(DESTDIR)$(UNITDIR)/loopd-metrics.timer
+	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
+		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer
 	sed $(UNIT_PATHS) systemd/loopd.catalog >$(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	chmod 0644 $(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	install -m 0644 systemd/loopd.sysusers $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
@@ -175,15 +187,18 @@ install: setup
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		$(BINDIR)/loopd --check-config --config $(SYSCONFDIR)/loopd/loopd.toml; \
 		echo "installed; start with: systemctl enable --now loopd.socket"; \
+		echo "metrics for node_exporter's textfile collector: systemctl enable --now loopd-metrics.timer"; \
 	fi
 
 ## Removes what `make install` put in place, except the config in
 ## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd and the group.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now loopd-metrics.timer loopd-metrics.service || true; \
 		systemctl disable --now loopd.socket loopd.service || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl \
 		$(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
+		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer \
 		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf \
 		$(DESTDIR)$(MANDIR)/man1/loopctl.1.gz $(DESTDIR)$(MANDIR)/man5/loopd.toml.5.gz \
 		$(DESTDIR)$(MANDIR)/man8/loopd.8.gz $(DESTDIR)$(BASHCOMPDIR)/loopctl \

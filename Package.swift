@@ -20,6 +20,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(name: "CLoopShims"),
@@ -33,6 +35,8 @@ let package = Package(
             dependencies: [
                 "LoopRuntime", "LoopPlatform", "LoopdProtocol", "TOML", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "loopd", dependencies: ["LoopdCore"], swiftSettings: strict),

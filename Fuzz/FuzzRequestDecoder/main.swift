@@ -65,6 +65,7 @@ private func encode(_ request: Request) -> String {
     case .ping: members.append(("op", "ping"))
     case .workers: members.append(("op", "workers"))
     case .stats: members.append(("op", "stats"))
+    case .metrics: members.append(("op", "metrics"))
     case .status(let job): members += [("op", "status"), ("job", .string(job))]
     case .cancel(let job): members += [("op", "cancel"), ("job", .string(job))]
     case .inspect(let worker): members += [("op", "inspect"), ("worker", .string(worker))]

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import LoopRuntime
 import LoopdProtocol
+import Prometheus
 
 /// loopd as a library: the composition root. `loopd`'s `main` builds one
 /// from the command line and calls `run()`; tests run one in-process on a
@@ -22,6 +23,16 @@ public final class Daemon: @unchecked Sendable {
     private(set) var loop: Loop?
     /// Entered until `run()` serves requests.
     private let ready = DispatchGroup()
+    /// This daemon's metrics, as the `metrics` request reports them. Its
+    /// own registry, not the process-wide default, so daemons sharing a
+    /// process (tests, embedders) each report their own.
+    public let metricsRegistry = PrometheusCollectorRegistry()
+
+    /// A swift-metrics factory over `metricsRegistry`, for an embedder's
+    /// actions to make their own metrics with (`Counter(label:dimensions:factory:)`):
+    /// they appear in `metrics` beside the daemon's. No `MetricsSystem`
+    /// bootstrap is involved.
+    public var metricsFactory: PrometheusMetricsFactory { PrometheusMetricsFactory(registry: metricsRegistry) }
 
     /// - Parameters:
     ///   - configPath: the file `config` was read from, for reloads.
@@ -72,7 +83,7 @@ public final class Daemon: @unchecked Sendable {
         }
         let (fd, boundPath) = try listeningSocket()
         let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),
-                            journal: journal, log: log, notifier: notifier)
+                            journal: journal, log: log, notifier: notifier, metrics: metricsRegistry)
         self.server = server
         // The spin (server.spin_before_sleeping_us) belongs to this daemon's
         // run, not to the thread's loop: restored when the run ends.

@@ -57,6 +57,8 @@ public enum Operation: Sendable, Equatable {
     case inspect(worker: String)
     case mode(worker: String, mode: String)
     case stats
+    /// The daemon's metrics in the Prometheus text exposition format.
+    case metrics
     /// Lists jobs, oldest submission first, a page at a time.
     case jobs(JobsQuery)
     /// Replies when the job has ended, or once `timeoutMs` have passed.

@@ -118,6 +118,7 @@ extension RequestDecoder {
         if isOp("cancel") { return m.only([.job]) ? m.job.map { .cancel(job: $0) } : nil }
         if isOp("stats") { return m.only([]) ? .stats : nil }
         if isOp("workers") { return m.only([]) ? .workers : nil }
+        if isOp("metrics") { return m.only([]) ? .metrics : nil }
         if isOp("inspect") { return m.only([.worker]) ? m.worker.map { .inspect(worker: $0) } : nil }
         if isOp("mode") {
             guard m.only([.worker, .mode]), let worker = m.worker, let mode = m.mode else { return nil }

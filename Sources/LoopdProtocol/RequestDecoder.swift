@@ -72,6 +72,7 @@ public enum RequestDecoder {
         case "ping": result = .ping
         case "workers": result = .workers
         case "stats": result = .stats
+        case "metrics": result = .metrics
         case "status": result = .status(job: try fields.requiredName("job"))
         case "cancel": result = .cancel(job: try fields.requiredName("job"))
         case "inspect": result = .inspect(worker: try fields.requiredName("worker"))

@@ -1,24 +1,27 @@
 import LoopRuntime
 import LoopdProtocol
+import Prometheus
 @testable import LoopdCore
 
 /// Jobs outside a daemon, on a real worker thread that runs nothing until
 /// asked, for tests of the job types themselves.
 final class JobFixture {
     let queue: WorkerQueue
+    private let metrics = DaemonMetrics(registry: PrometheusCollectorRegistry())
     private var sequence: UInt64 = 0
 
     init(worker name: String = "w1", mode: String = "default") {
         let loop = Loop.current
         queue = WorkerQueue(worker: Worker(DaemonConfig.Worker(name: name, mode: mode)),
-                            mailbox: LaneMailbox(mainLoop: loop) {}, mainLoop: loop)
+                            mailbox: LaneMailbox(mainLoop: loop) {}, mainLoop: loop, metrics: metrics)
     }
 
     /// A new job, the next in submission order.
     func job(_ id: String, _ request: SubmitRequest = SubmitRequest(action: "echo"), submittedAt: Int64 = 0) -> Job {
         sequence += 1
         return Job(id: id, sequence: sequence, request: request, modes: Job.loopModes(request.mode), action: EchoAction(), queue: queue,
-                   owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: submittedAt, reply: nil)
+                   owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: submittedAt, reply: nil,
+                   metrics: queue.metrics(of: request.action, in: metrics))
     }
 
     func stop() { queue.worker.stop() }

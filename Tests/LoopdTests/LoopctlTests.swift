@@ -88,7 +88,7 @@ struct LoopctlArgumentTests {
     func globalOptionsEverywhere() throws {
         for arguments in [
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
-            ["mode", "w1", "m"], ["stats"], ["ping"], ["jobs"], ["wait", "j1"],
+            ["mode", "w1", "m"], ["stats"], ["metrics"], ["ping"], ["jobs"], ["wait", "j1"],
         ] {
             let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
             let client = try #require(command as? any ClientCommand)
@@ -127,6 +127,7 @@ struct LoopctlRequestTests {
             requestLine(parse(["inspect", "w1"]) as InspectCommand),
             requestLine(parse(["mode", "w1", "maintenance"]) as ModeCommand),
             requestLine(parse(["stats"]) as StatsCommand),
+            requestLine(parse(["metrics"]) as MetricsCommand),
             requestLine(parse(["ping"]) as PingCommand),
             requestLine(parse(["wait", "j-1"]) as WaitCommand),
             requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
@@ -139,7 +140,7 @@ struct LoopctlRequestTests {
         let expected: [LoopdProtocol.Operation] = [
             .submit(SubmitRequest(action: "echo", args: ["-n"], placement: .key("k"), wait: false, delayMs: 5, timeoutMs: 9, mode: "m", durable: true)),
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
-            .mode(worker: "w1", mode: "maintenance"), .stats, .ping,
+            .mode(worker: "w1", mode: "maintenance"), .stats, .metrics, .ping,
             .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250), .jobs(JobsQuery()),
             .jobs(JobsQuery(states: [.held, .timedOut], worker: "w1", action: "sleep",
                             submittedSinceUnixMs: 1_795_503_662_345, limit: 5, cursor: "c-9")),

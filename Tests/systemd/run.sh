@@ -310,7 +310,7 @@ t_install() {
         { WHY="make install failed: $(tail -n 5 "$WORK/install.log" | tr '\n' ' ')"; return 1; }
     local f
     for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
-        /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
         /usr/local/lib/loopd/swift-backtrace-static /usr/local/share/doc/loopd/OPERATIONS.md \
         /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/man/man5/loopd.toml.5.gz \
         /usr/local/share/man/man8/loopd.8.gz /usr/local/share/bash-completion/completions/loopctl \
@@ -351,11 +351,12 @@ check "catalog: one entry per MessageID, known to journalctl after install" t_ca
 
 t_verify() {
     local out
-    out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" 2>&1) ||
+    out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" \
+        "$UNITS/loopd-metrics.service" "$UNITS/loopd-metrics.timer" 2>&1) ||
         { WHY="exit status $?: $out"; return 1; }
     [ -z "$out" ] || { WHY="warnings: $(echo $out)"; return 1; }
 }
-check "systemd-analyze verify loopd.socket loopd.service: clean" t_verify
+check "systemd-analyze verify loopd.socket loopd.service loopd-metrics.service loopd-metrics.timer: clean" t_verify
 
 # loopd --version, loopctl --version and the running daemon's ping agree
 # with the source (Sources/LoopdProtocol/Version.swift) and the package.
@@ -383,6 +384,7 @@ t_uninstall() {
     ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
     local f
     for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer \
         /usr/local/lib/loopd /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/bash-completion/completions/loopctl; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done
@@ -531,6 +533,32 @@ t_status_text() {
     note "StatusText: $(prop StatusText)"
 }
 check "systemctl show -p StatusText reflects the jobs (completed 3, failed 1)" t_status_text
+
+# ---- metrics for node_exporter -----------------------------------------------------
+
+TEXTFILE=/var/lib/prometheus/node-exporter/loopd.prom
+t_metrics_textfile() {
+    local out
+    # Debian's prometheus-node-exporter makes this directory (root's, 0755).
+    ns install -d -m 0755 /var/lib/prometheus/node-exporter
+    out=$(ns 30 systemctl enable --now loopd-metrics.timer 2>&1) || { WHY="enable the timer: $out"; return 1; }
+    [ "$(prop ActiveState loopd-metrics.timer)" = active ] || { WHY="timer $(prop ActiveState loopd-metrics.timer)"; return 1; }
+    out=$(ns 30 systemctl start loopd-metrics.service 2>&1) ||
+        { WHY="loopd-metrics.service: $out $(journal -u loopd-metrics.service -n 5 | tr '\n' ' ')"; return 1; }
+    ns test -f "$TEXTFILE" || { WHY="no $TEXTFILE"; return 1; }
+    [ "$(ns stat -c '%a %U' "$TEXTFILE")" = "644 root" ] || { WHY="$TEXTFILE is $(ns stat -c '%a %U' "$TEXTFILE")"; return 1; }
+    ns cat "$TEXTFILE" >"$WORK/loopd.prom"
+    grep -q '^loopd_jobs_ended_total{action="echo",worker="w1",state="completed"} [1-9]' "$WORK/loopd.prom" ||
+        { WHY="no completed echo on w1 in $TEXTFILE: $(head -c 300 "$WORK/loopd.prom")"; return 1; }
+    if command -v promtool >/dev/null; then
+        out=$(promtool check metrics <"$WORK/loopd.prom" 2>&1) || { WHY="promtool: $out"; return 1; }
+    fi
+    [ -z "$(ns find /var/lib/prometheus/node-exporter -name '.loopd.prom.*')" ] || { WHY="a temporary file was left"; return 1; }
+    note "$(grep -c '^loopd_' "$WORK/loopd.prom") samples in $TEXTFILE"
+    # The checks below count on nothing else connecting to loopd.
+    ns 30 systemctl stop loopd-metrics.timer
+}
+check "loopd-metrics.service writes loopctl metrics to node_exporter's textfile directory (0644, promtool-clean); the timer is active" t_metrics_textfile
 
 t_journal_fields() {
     local id entry f v
@@ -784,6 +812,14 @@ t_stop() {
 }
 check "systemctl stop loopd: drains the running job, exits 0 within the grace period" t_stop
 
+t_metrics_stopped() {
+    local out
+    out=$(ns 30 systemctl start loopd-metrics.service 2>&1) || { WHY="loopd-metrics.service: $out"; return 1; }
+    ns test ! -e "$TEXTFILE" || { WHY="$TEXTFILE still there with loopd stopped"; return 1; }
+    [ "$(prop ActiveState)" = inactive ] || { WHY="the metrics run started loopd: $(prop ActiveState)"; return 1; }
+}
+check "with loopd stopped, loopd-metrics.service removes loopd.prom and does not start loopd" t_metrics_stopped
+
 t_reactivate() {
     [ "$(prop ActiveState loopd.socket)" = listening ] || [ "$(prop SubState loopd.socket)" = listening ] ||
         { WHY="loopd.socket is $(prop SubState loopd.socket)"; return 1; }
@@ -800,7 +836,8 @@ t_dpkg_remove() {
     local f status
     ns 120 dpkg -r loopd >"$WORK/dpkg-remove.log" 2>&1 ||
         { WHY="dpkg -r failed: $(tail -n 5 "$WORK/dpkg-remove.log" | tr '\n' ' ')"; return 1; }
-    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket /usr/lib/loopd \
+    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer /usr/lib/loopd \
         /usr/lib/systemd/catalog/loopd.catalog /usr/share/man/man1/loopctl.1.gz $SOCK; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done

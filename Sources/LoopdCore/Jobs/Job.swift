@@ -29,6 +29,9 @@ final class Job: @unchecked Sendable {
     /// Where the reply of a waited `submit` goes. The worker that runs the
     /// job writes it; if the job never runs, the scheduler does.
     let reply: ReplyAddress?
+    /// The metrics it counts in (its action on its worker): its lane
+    /// records its wait and run times, the main thread its end.
+    let metrics: JobMetrics
 
     // MARK: any thread
     /// Who got to the waiting job first: its lane, to start it, or a cancel.
@@ -55,7 +58,8 @@ final class Job: @unchecked Sendable {
 
     /// `modes` is `Job.loopModes(request.mode)`, worked out once by the caller.
     init(id: String, sequence: UInt64, request: SubmitRequest, modes: [Loop.Mode]?, action: any JobAction,
-         queue: WorkerQueue, owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?) {
+         queue: WorkerQueue, owner: JobOwner, acceptedAt: UInt64, submittedAtUnixMs: Int64, reply: ReplyAddress?,
+         metrics: JobMetrics) {
         self.id = id
         self.sequence = sequence
         self.request = request
@@ -67,6 +71,7 @@ final class Job: @unchecked Sendable {
         self.submittedAtUnixMs = submittedAtUnixMs
         self.reply = reply
         self.modes = modes
+        self.metrics = metrics
     }
 
     /// The loop modes a job of protocol mode `mode` runs in: none given means

@@ -19,12 +19,14 @@ final class JobLane: @unchecked Sendable {
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
     private var ready = ReadyQueue<Job>()
-    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?)?
+    /// The job running now, and when it started (monotonic nanoseconds).
+    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
     private var pumping = false
     private var observer: LoopObserver?
-    /// When the job that just ended did, while `pump` goes on to the next:
-    /// that one starts at the same instant (one clock read, not two).
-    private var handOffAt: Int64?
+    /// When the job that just ended did (Unix milliseconds, monotonic
+    /// nanoseconds), while `pump` goes on to the next: that one starts at
+    /// the same instant (one reading of each clock, not two).
+    private var handOffAt: (unixMs: Int64, monotonic: UInt64)?
 
     private var loop: Loop { worker.loop }
 
@@ -83,7 +85,8 @@ final class JobLane: @unchecked Sendable {
     }
 
     private func start(_ job: Job) {
-        job.startedAtUnixMs = handOffAt ?? unixMilliseconds()
+        let now = handOffAt ?? (unixMilliseconds(), monotonicNanoseconds())
+        job.startedAtUnixMs = now.unixMs
         handOffAt = nil
         worker.runningJob.jobID = job.id
         let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
@@ -97,7 +100,7 @@ final class JobLane: @unchecked Sendable {
             loop.add(t, forMode: .common)
             timeoutTimer = t
         }
-        running = (job, context, timeoutTimer)
+        running = (job, context, timeoutTimer, now.monotonic)
         job.action.start(context)
         // Still running once its action returned: the main loop learns it
         // started now, not only when it ends.
@@ -108,8 +111,12 @@ final class JobLane: @unchecked Sendable {
         guard let current = running, current.job === job else { return }
         current.timeout?.invalidate()
         running = nil
-        let now = unixMilliseconds()
-        job.endedAtUnixMs = now
+        let now = (unixMs: unixMilliseconds(), monotonic: monotonicNanoseconds())
+        job.endedAtUnixMs = now.unixMs
+        // Recorded here, before the end is reported or the reply written:
+        // a client that has the reply finds the job in the histograms. The
+        // histograms are this worker's alone, so their locks are not contended.
+        job.metrics.ran(acceptedAt: job.acceptedAt, startedAt: current.startedAt, endedAt: now.monotonic)
         handOffAt = now
         worker.runningJob.jobID = nil
         if finishedBatch.isEmpty {

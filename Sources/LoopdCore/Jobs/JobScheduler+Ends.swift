@@ -49,6 +49,7 @@ extension JobScheduler {
         if end != .cancelled { queue.finished += 1 }
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
+        job.metrics.ended(end.protocolState)
         if job.request.durable && journaled, let gate {
             gate.journal.appendFinished(FinishedJob(job, end: end))
             gate.arm()

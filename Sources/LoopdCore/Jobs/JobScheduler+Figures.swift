@@ -28,6 +28,23 @@ extension JobScheduler {
         return (outstanding - running, running)
     }
 
+    /// Sets the metrics read at scrape time: each worker's queue, held
+    /// jobs, running job and loop stall, and the journal's totals. One pass
+    /// over the known jobs finds the held ones of every worker.
+    func updateMetrics() {
+        let now = monotonicNanoseconds()
+        var held: [ObjectIdentifier: Int] = [:]
+        table.forEach { job in
+            if job.visibleState(now: now) == .held { held[ObjectIdentifier(job.queue), default: 0] += 1 }
+        }
+        for q in queues {
+            let running = q.worker.runningJob.jobID != nil
+            q.metrics.update(queued: q.outstanding - (running ? 1 : 0), held: held[ObjectIdentifier(q)] ?? 0,
+                             running: running, stalled: q.worker.loop.stalledDuration)
+        }
+        if let j = journal?.stats { metrics.updateJournal(j) }
+    }
+
     /// `stats`' job and journal figures.
     func statsFields() -> [(String, JSON)] {
         let lat = stats.latencySummary()

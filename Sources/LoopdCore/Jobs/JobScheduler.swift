@@ -1,6 +1,7 @@
 import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
+import Prometheus
 
 /// Who sends requests about jobs: where the replies go and who it is. One
 /// per connection, made once (a reference, so a request passes one pointer).
@@ -35,6 +36,8 @@ final class JobScheduler: @unchecked Sendable {
     var table: JobTable
     let waiters = JobWaiters()
     var stats = Stats()
+    /// The Prometheus metrics of jobs, workers and the journal.
+    let metrics: DaemonMetrics
     /// Set in `init` before anything can post to it (implicitly unwrapped
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
@@ -50,8 +53,10 @@ final class JobScheduler: @unchecked Sendable {
     /// three moves per job would otherwise each ask the handler.
     private let logsMoves: Bool
 
-    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger) {
+    init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
+         metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry())) {
         self.config = config
+        self.metrics = metrics
         self.loop = loop
         self.actions = actions
         table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes)
@@ -63,13 +68,15 @@ final class JobScheduler: @unchecked Sendable {
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
         idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         gate?.install { [unowned self] in commitJournal() }
+        let fsyncSeconds = metrics.journalFsyncSeconds
+        journal?.syncTimed = { fsyncSeconds.record(Double($0) / 1e9) }
     }
 
     var journal: JobJournal? { gate?.journal }
 
     /// Starts a worker and its lane.
     func addWorker(_ config: DaemonConfig.Worker) {
-        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop)
+        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop, metrics: metrics)
         queues.append(queue)
         queuesByName[config.name] = queue
         if config.placement == .auto { automatic.append(queue) }
@@ -137,8 +144,11 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
         let (sequence, id) = jobIDs.next(keeping: jobID)
+        let series = queue.metrics(of: s.action, in: metrics)
+        series.accepted.increment()
         let job = Job(id: id, sequence: sequence, request: s, modes: modes, action: action,
-                      queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply)
+                      queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply,
+                      metrics: series)
         table.insert(job)
         queue.outstanding += 1
         outstandingJobs += 1

@@ -142,6 +142,11 @@ struct JobTable {
         return (jobs, false)
     }
 
+    /// Calls `body` with every known job, in submission order.
+    func forEach(_ body: (Job) -> Void) {
+        for slot in order { if let job = slot.job { body(job) } }
+    }
+
     /// How many known jobs satisfy `predicate`.
     func count(where predicate: (Job) -> Bool) -> Int {
         var n = 0

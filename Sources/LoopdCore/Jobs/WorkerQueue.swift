@@ -12,6 +12,11 @@ final class WorkerQueue: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it ended other than by a cancel.
     var finished = 0
+    /// The worker's own metrics, and its jobs' by action (made on first use).
+    let metrics: WorkerMetrics
+    private var jobMetrics: [String: JobMetrics] = [:]
+    /// The last action's, asked again first (jobs come in runs of one action).
+    private var lastJobMetrics: JobMetrics?
     /// Jobs for this worker waiting for the next journal commit. While a
     /// durable job waits, later jobs for the same worker wait behind it, so
     /// the worker still runs them in arrival order.
@@ -22,9 +27,10 @@ final class WorkerQueue: @unchecked Sendable {
     private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
 
-    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop) {
+    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop, metrics: DaemonMetrics) {
         self.worker = worker
         self.mainLoop = mainLoop
+        self.metrics = metrics.worker(named: worker.name)
         lane = JobLane(worker: worker, mailbox: mailbox, mainLoop: mainLoop)
     }
 
@@ -51,6 +57,15 @@ final class WorkerQueue: @unchecked Sendable {
                 sendBatch()
             }
         }
+    }
+
+    /// The metrics of `action`'s jobs on this worker.
+    func metrics(of action: String, in daemon: DaemonMetrics) -> JobMetrics {
+        if let last = lastJobMetrics, last.action == action { return last }
+        let m = jobMetrics[action] ?? daemon.jobs(action: action, on: metrics)
+        jobMetrics[action] = m
+        lastJobMetrics = m
+        return m
     }
 
     /// Asks the lane to stop `job` if it is running.

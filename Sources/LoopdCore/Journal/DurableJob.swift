@@ -141,4 +141,6 @@ public struct JournalStats: Sendable, Equatable {
     public var syncCalls = 0
     /// Completed compactions.
     public var compactions = 0
+    /// Bytes written to the log by commits and compactions (the snapshot each wrote).
+    public var writtenBytes = 0
 }

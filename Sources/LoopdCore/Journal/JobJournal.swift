@@ -49,6 +49,9 @@ public final class JobJournal {
     /// Committed live state (see `JournalState`).
     var state = JournalState()
     var counters = JournalStats()
+    /// Told how long each commit's `fdatasync` took, in nanoseconds (the
+    /// daemon's metrics). Loop thread only, like every call here.
+    public var syncTimed: ((_ nanoseconds: UInt64) -> Void)?
 
     /// Encoded records appended since the last commit, back to back.
     private var buffer: [UInt8] = []
@@ -203,9 +206,12 @@ public final class JobJournal {
                 tailDirty = false
             }
             counters.writeCalls += try file.write(buffer, at: committedEnd)
+            counters.writtenBytes += buffer.count
             if fsyncEnabled {
                 counters.syncCalls += 1
+                let started = monotonicNanoseconds()
                 try file.sync()
+                syncTimed?(monotonicNanoseconds() &- started)
             }
         } catch {
             rollBack(truncating: true)

@@ -47,6 +47,7 @@ extension JobJournal {
         committedEnd = bytes.count
         tailDirty = false
         counters.compactions += 1
+        counters.writtenBytes += bytes.count
         if fsyncEnabled {
             directorySyncPending = true
             try JournalFile.syncDirectory(directory)

@@ -54,6 +54,8 @@ extension Server {
             c.sink.send(Response.ok(id: id, scheduler.statsFields() + [
                 ("connections", .integer(Int64(connections.count))), ("connections_paused", .integer(Int64(paused))),
             ]))
+        case .metrics:
+            c.sink.send { writeMetricsReply(id: id, into: &$0) }
         }
     }
 
@@ -62,6 +64,22 @@ extension Server {
     func mayAdminister(_ owner: JobOwner) -> Bool {
         config.mayAdminister(uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
                              daemonUID: scheduler.daemonUID)
+    }
+
+    /// The media type of `metrics`' text: the Prometheus text exposition format.
+    static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// `metrics`: the registry's exposition, its scrape-time figures set
+    /// first, as one JSON string.
+    private func writeMetricsReply(id: RequestID?, into out: inout [UInt8]) {
+        scheduler.updateMetrics()
+        scheduler.metrics.updateConnections(open: connections.count)
+        var text: [UInt8] = []
+        scheduler.metrics.render(into: &text)
+        Response.beginOK(id: id, into: &out)
+        Response.field("content_type", Server.metricsContentType, into: &out)
+        Response.field("text", String(decoding: text, as: UTF8.self), into: &out)
+        Response.end(into: &out)
     }
 
     /// `mode`: replies once the switch is in effect, so a job submitted

@@ -1,6 +1,7 @@
 import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
+import Prometheus
 
 /// The daemon's main-thread front: client connections, request routing,
 /// and the service manager's view. Jobs belong to `scheduler`. Every
@@ -24,14 +25,17 @@ final class Server: @unchecked Sendable {
 
     enum State { case running, draining, stopped }
 
+    /// - Parameter metrics: the registry the `metrics` request reports;
+    ///   one per server, so daemons sharing a process keep theirs apart.
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
-         notifier: Notifier = Notifier(environment: [:])) {
+         notifier: Notifier = Notifier(environment: [:]), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.config = config
         self.loop = loop
         var log = log
         log.holdJobEnds(until: loop)
         self.log = log
-        scheduler = JobScheduler(config: config, loop: loop, actions: actions, journal: journal, log: log)
+        scheduler = JobScheduler(config: config, loop: loop, actions: actions, journal: journal, log: log,
+                                 metrics: DaemonMetrics(registry: metrics))
         monitor = ServiceMonitor(notifier: notifier, scheduler: scheduler, loop: loop, log: log)
     }
 
@@ -66,6 +70,7 @@ final class Server: @unchecked Sendable {
             Descriptor.close(fd)
             return
         }
+        scheduler.metrics.connectionAccepted()
         let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)
         nextConnectionID += 1
         connections[c.id] = c
