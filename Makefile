@@ -58,6 +58,7 @@ docs: setup
 		--additional-symbol-graph-dir $(DOCS_SCRATCH)/loopruntime-graphs \
 		--fallback-display-name LoopRuntime --fallback-bundle-identifier org.loopd.LoopRuntime \
 		--output-path .build/docs --transform-for-static-hosting --hosting-base-path LoopRuntime
+	@echo "LoopRuntime's documentation: .build/docs, to be served under /LoopRuntime/ (start at /LoopRuntime/documentation/loopruntime)"
 
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
