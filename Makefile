@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan check-words check-metrics bench bench-quick example consumer clean
+.PHONY: setup build run test test-tsan test-asan check-words check-metrics docs bench bench-quick example consumer clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -44,6 +44,30 @@ check-metrics: setup
 	$(SWIFT) build --product loopctl
 	Tests/metrics/promtool-check.sh "$$($(SWIFT) build --show-bin-path)"
 
+## LoopRuntime's API documentation: the DocC catalog
+## (Sources/LoopRuntime/LoopRuntime.docc) and LoopRuntime's symbol graph,
+## not LoopPlatform's, as a static site in .build/docs, served under
+## /LoopRuntime/. Fails on any DocC warning, on a public symbol without a
+## doc comment, and on a catalog snippet missing from the snippets the test
+## target compiles (.ci/check-docs). Builds in .build-docs with the
+## toolchain's docc; the package gains no dependency.
+DOCS_SCRATCH = .build-docs
+DOCS_GRAPHS = $(DOCS_SCRATCH)/symbol-graphs
+docs: setup
+	.ci/check-docs snippets
+	$(SWIFT) build --target LoopRuntime --scratch-path $(DOCS_SCRATCH) \
+		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/$(DOCS_GRAPHS)
+	rm -rf $(DOCS_SCRATCH)/loopruntime-graphs .build/docs
+	mkdir -p $(DOCS_SCRATCH)/loopruntime-graphs
+	find $(DOCS_GRAPHS) \( -name LoopRuntime.symbols.json -o -name 'LoopRuntime@*.symbols.json' \) \
+		-exec cp {} $(DOCS_SCRATCH)/loopruntime-graphs/ \;
+	.ci/check-docs coverage $(DOCS_SCRATCH)/loopruntime-graphs
+	docc convert Sources/LoopRuntime/LoopRuntime.docc --warnings-as-errors \
+		--additional-symbol-graph-dir $(DOCS_SCRATCH)/loopruntime-graphs \
+		--fallback-display-name LoopRuntime --fallback-bundle-identifier org.loopd.LoopRuntime \
+		--output-path .build/docs --transform-for-static-hosting --hosting-base-path LoopRuntime
+	@echo "LoopRuntime's documentation: .build/docs, to be served under /LoopRuntime/ (start at /LoopRuntime/documentation/loopruntime)"
+
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.
 ## SWIFT_BACKTRACE=enable=no: after a crash the Swift backtracer's memory
@@ -81,7 +105,7 @@ consumer: setup
 	LOOPD_PACKAGE_URL=file://$(CONSUMER_CLONE) $(SWIFT) run --package-path Examples/consumer consumer
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz Benchmarks/.build
+	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz .build-docs Benchmarks/.build
 
 ## The version lives in Sources/LoopdProtocol/Version.swift and nowhere else:
 ## the binaries print it, and these lines read it for the manuals and the package.

@@ -7,6 +7,7 @@ public struct LoopMessage: Sendable, Equatable {
     /// The message body.
     public var payload: [UInt8]
 
+    /// A message with `id` and `payload` (empty by default).
     public init(id: Int32, payload: [UInt8] = []) {
         self.id = id
         self.payload = payload

@@ -12,6 +12,7 @@ public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
         self = sig == 0 ? .exited((s >> 8) & 0xff) : .signalled(sig)
     }
 
+    /// `"exited with status 0"` or `"killed by signal 9"`.
     public var description: String {
         switch self {
         case .exited(let code): "exited with status \(code)"

@@ -6,7 +6,9 @@ extension Loop {
         /// The mode's name.
         public let rawValue: String
 
+        /// The mode named `rawValue`; two modes with the same name are the same mode.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The mode named by a string literal: `let tracking: Loop.Mode = "tracking"`.
         public init(stringLiteral value: String) { self.rawValue = value }
 
         /// The mode a loop runs in unless told otherwise; initially the only common mode.
@@ -15,6 +17,7 @@ extension Loop {
         /// Items added to it join every common mode; a run cannot name it.
         public static let common = Mode("kLoopCommonModes")
 
+        /// The mode's name, as the loop's description prints it.
         public var description: String { rawValue }
     }
 
@@ -29,6 +32,7 @@ extension Loop {
         /// A source was handled and the run was asked to return after one.
         case handledSource
 
+        /// The case's name: `"finished"`, `"stopped"`, `"timedOut"` or `"handledSource"`.
         public var description: String {
             switch self {
             case .finished: "finished"
@@ -41,7 +45,9 @@ extension Loop {
 
     /// The points of a run that observers can watch (R16).
     public struct Activity: OptionSet, Sendable, Hashable, CustomStringConvertible {
+        /// One bit per activity, with Core Foundation's `CFRunLoopActivity` values.
         public let rawValue: UInt32
+        /// The activities whose bits `rawValue` sets.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
 
         /// A run starts.
@@ -59,6 +65,7 @@ extension Loop {
         /// Every activity.
         public static let all: Activity = [.entry, .beforeTimers, .beforeSources, .beforeWaiting, .afterWaiting, .exit]
 
+        /// The activities' names joined by `|`, such as `"entry|exit"`.
         public var description: String {
             let names: [(Activity, String)] = [
                 (.entry, "entry"), (.beforeTimers, "beforeTimers"), (.beforeSources, "beforeSources"),

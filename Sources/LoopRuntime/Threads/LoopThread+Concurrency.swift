@@ -30,16 +30,24 @@ extension LoopThread {
 /// Jobs run as blocks in the thread loop's common modes, in order with
 /// other requests.
 extension LoopThread: SerialExecutor {
+    /// Queues `job` as a block for the thread loop's common modes, behind
+    /// the requests already queued (R23); it runs on the thread while the
+    /// loop runs a common mode.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
         loop.perform(inModes: nil) { job.runSynchronously(on: executor) }
     }
 
+    /// This thread as an actor's executor: return it from an actor's
+    /// `unownedExecutor` to run the actor's jobs on the thread.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// Traps unless called on the thread itself: what
+    /// `assumeIsolated` and `preconditionIsolated` of an actor on this
+    /// executor rely on.
     public func checkIsolated() {
         precondition(loop.isCurrentThread, "expected to run on LoopThread \(name)")
     }

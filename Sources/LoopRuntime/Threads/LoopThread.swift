@@ -21,6 +21,7 @@ public final class LoopThread: @unchecked Sendable {
 
     /// Starts the thread and returns once its loop is running.
     /// - Parameters:
+    ///   - name: the thread's name; the kernel gets its first 15 bytes.
     ///   - mode: the mode its loop runs in; change it with `setRunMode(_:)`.
     ///   - clock: the loop's clock (`.manual` for deterministic tests).
     ///   - spinBeforeSleeping: opt-in busy-wait before each sleep, trading
@@ -43,9 +44,11 @@ public final class LoopThread: @unchecked Sendable {
 
     /// Switches the mode the loop runs in: the current run returns and the
     /// next one runs `mode`. Blocks and sources of other modes wait (R5, R24).
-    /// - Parameter switched: called on the thread once the switch is in
-    ///   effect (no run of the old mode will start again), just before the
-    ///   first run in `mode`; also called if the thread stops first.
+    /// - Parameters:
+    ///   - mode: the mode to run from now on; a real mode, not `.common`.
+    ///   - switched: called on the thread once the switch is in
+    ///     effect (no run of the old mode will start again), just before the
+    ///     first run in `mode`; also called if the thread stops first.
     public func setRunMode(_ mode: Loop.Mode, switched: (@Sendable () -> Void)? = nil) {
         precondition(mode != .common, "a LoopThread runs a real mode, not .common")
         control.lock.withLock {

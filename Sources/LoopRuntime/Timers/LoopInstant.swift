@@ -6,11 +6,13 @@ public struct LoopInstant: Comparable, Hashable, Sendable, CustomStringConvertib
     /// Nanoseconds since the clock's origin.
     public var nanoseconds: UInt64
 
+    /// The instant `nanoseconds` after the clock's origin.
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
 
     /// Later than every instant a loop will reach.
     public static let distantFuture = LoopInstant(nanoseconds: UInt64.max)
 
+    /// Whether `a` comes before `b`.
     public static func < (a: LoopInstant, b: LoopInstant) -> Bool { a.nanoseconds < b.nanoseconds }
 
     /// `self + d`, saturating at `distantFuture`; negative durations count as zero.
@@ -25,6 +27,8 @@ public struct LoopInstant: Comparable, Hashable, Sendable, CustomStringConvertib
         nanoseconds > other.nanoseconds ? .nanoseconds(Int64(clamping: nanoseconds - other.nanoseconds)) : .zero
     }
 
+    /// Seconds since the origin with three decimals (`"12.345"`), or
+    /// `"never"` for `distantFuture`.
     public var description: String {
         self == .distantFuture ? "never" : String(format3(Double(nanoseconds) / 1e9))
     }
