@@ -5,12 +5,12 @@ import Glibc
 
 /// Tells the CPU this thread is busy-waiting (x86 `pause`), so a spin
 /// costs less power and yields the core's pipeline to a sibling thread.
-@inlinable
+@inlinable @inline(__always)
 public func relaxCPU() { cloop_cpu_relax() }
 
 /// Offers this thread's CPU to another runnable thread (`sched_yield`);
 /// returns at once when none is waiting.
-@inlinable
+@inlinable @inline(__always)
 public func yieldCPU() { _ = sched_yield() }
 
 /// The number of CPUs online now (sysconf `_SC_NPROCESSORS_ONLN`), which

@@ -22,11 +22,11 @@ public final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    @inlinable public func lock() { pthread_mutex_lock(mutex) }
-    @inlinable public func unlock() { pthread_mutex_unlock(mutex) }
+    @inlinable @inline(__always) public func lock() { pthread_mutex_lock(mutex) }
+    @inlinable @inline(__always) public func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the lock held.
-    @inlinable
+    @inlinable @inline(__always)
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

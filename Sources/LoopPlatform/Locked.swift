@@ -67,7 +67,7 @@ public final class Locked<State: ~Copyable>: @unchecked Sendable {
     }
 
     /// Runs `body` on the value with the mutex held.
-    @inlinable
+    @inlinable @inline(__always)
     public func withLock<T: ~Copyable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

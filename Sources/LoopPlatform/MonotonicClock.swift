@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Reads CLOCK_MONOTONIC in nanoseconds.
-@inlinable
+@inlinable @inline(__always)
 public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -13,7 +13,7 @@ public func monotonicNanoseconds() -> UInt64 {
 
 /// Reads CLOCK_MONOTONIC_COARSE (a few ms resolution, a few ns to read): good
 /// enough for stall stamps measured in seconds.
-@inlinable
+@inlinable @inline(__always)
 public func coarseMonotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)

@@ -47,7 +47,7 @@ public func errnoText(_ code: Int32) -> String {
 /// - Any other errno is read at once, before anything can overwrite it, and
 ///   thrown as a `PlatformError` naming `call` (and `detail`).
 /// - Nothing traps here: whether `EBADF` is a bug is the caller's to say.
-@inlinable
+@inlinable @inline(__always)
 public func retryingInterrupts<T: FixedWidthInteger>(
     _ call: @autoclosure () -> String, detail: @autoclosure () -> String? = nil, _ body: () -> T
 ) throws(PlatformError) -> T {

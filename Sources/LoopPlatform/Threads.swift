@@ -5,11 +5,11 @@ import Glibc
 
 /// The calling thread's kernel id (gettid). The process's first thread has
 /// the process id.
-@inlinable
+@inlinable @inline(__always)
 public func currentThreadID() -> pid_t { cloop_gettid() }
 
 /// The process id, which is also the main thread's thread id.
-@inlinable
+@inlinable @inline(__always)
 public func processID() -> pid_t { getpid() }
 
 /// Names the calling thread for the kernel (ps, top, /proc); cut to 15 bytes.
@@ -82,7 +82,7 @@ package final class ThreadExitSlot<Object: ThreadExitObserver>: @unchecked Senda
     }
 
     /// The calling thread's object, if one was stored.
-    @inlinable
+    @inlinable @inline(__always)
     package var value: Object? {
         guard let raw = pthread_getspecific(key) else { return nil }
         return Unmanaged<Object>.fromOpaque(raw).takeUnretainedValue()
