@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from datetime import datetime
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
 
@@ -69,6 +70,10 @@ class AsyncClient:
         self._drain_lock: Optional[asyncio.Lock] = None
         self._closed: Optional[LoopdError] = None
         self._fatal: Optional[LoopdError] = None
+        # A second descriptor for the socket: when a write fails because the
+        # daemon refused the connection (busy, shutting_down) and closed it,
+        # the transport is gone, and this still reads the line that says why.
+        self._spare: Optional[socket.socket] = None
 
     # ------------------------------------------------------------ connection
 
@@ -82,6 +87,8 @@ class AsyncClient:
             raise LoopdConnectionError(f"cannot connect to loopd at {self.path}: {e}") from e
         self._reader, self._writer = reader, writer
         self._closed = self._fatal = None
+        sock = writer.get_extra_info("socket")
+        self._spare = sock.dup() if sock is not None else None
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_in_flight)
             self._drain_lock = asyncio.Lock()
@@ -130,7 +137,34 @@ class AsyncClient:
                 await writer.wait_closed()
             except Exception:
                 pass
+        self._close_spare()
         self._fail_pending(error)
+
+    def _close_spare(self) -> None:
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+
+    def _salvage(self) -> Optional[LoopdError]:
+        """The closing refusal the daemon wrote before it closed, if any."""
+        spare, data = self._spare, b""
+        if spare is None:
+            return None
+        try:
+            spare.setblocking(False)
+            while True:
+                chunk = spare.recv(262144)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        for line in data.split(b"\n"):
+            reply = _wire.decode(line)
+            fatal = _wire.closing_error(reply) if reply is not None else None
+            if fatal is not None:
+                return fatal
+        return None
 
     def _fail_pending(self, error: LoopdError) -> None:
         pending, self._pending = self._pending, {}
@@ -158,12 +192,19 @@ class AsyncClient:
         except asyncio.CancelledError:
             raise
         except (OSError, ValueError, asyncio.LimitOverrunError) as e:
-            error = _wire.closed_error(self.path, e)
-        # The daemon is gone (or broke the framing): fail everything in flight.
-        self._closed = error
+            error = self._fatal or self._salvage() or _wire.closed_error(self.path, e)
+        # The daemon is gone (or broke the framing): fail everything in flight
+        # with the reason; later calls say the connection is closed.
+        if error.code is not None:
+            self._closed = ConnectionClosedError(
+                f"loopd closed the connection on {self.path} after {error.code}: {error.message}; "
+                "call reconnect() to connect again")
+        else:
+            self._closed = error
         writer, self._writer, self._reader, self._read_task = self._writer, None, None, None
         if writer is not None:
             writer.close()
+        self._close_spare()
         self._fail_pending(error)
 
     # ------------------------------------------------------------ requests

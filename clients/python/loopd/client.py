@@ -56,6 +56,7 @@ class Client:
         self._buf = b""
         self._next_id = 0
         self._closed: Optional[LoopdError] = None
+        self._fatal: Optional[LoopdError] = None
         self._lock = threading.RLock()
         if connect:
             self.connect()
@@ -75,7 +76,7 @@ class Client:
                 sock.close()
                 raise LoopdConnectionError(f"cannot connect to loopd at {self.path}: {e}") from e
             sock.settimeout(self.timeout)
-            self._sock, self._buf, self._closed = sock, b"", None
+            self._sock, self._buf, self._closed, self._fatal = sock, b"", None, None
 
     def close(self) -> None:
         """Closes the connection. Jobs already submitted keep running."""
@@ -107,14 +108,42 @@ class Client:
         self.close()
 
     def _broken(self, error: LoopdError) -> LoopdError:
+        """Marks the connection closed and returns the error to raise now.
+        After a closing refusal (too_large, busy, shutting_down) that error is
+        raised for the requests in flight; later calls get
+        ConnectionClosedError until reconnect()."""
+        if error.code is not None:
+            self._closed = ConnectionClosedError(
+                f"loopd closed the connection on {self.path} after {error.code}: {error.message}; "
+                "call reconnect() to connect again")
+        else:
+            self._closed = error
         if self._sock is not None:
             try:
                 self._sock.close()
             except OSError:
                 pass
         self._sock = None
-        self._closed = error
         return error
+
+    def _send_failed(self, sock: socket.socket, cause: OSError) -> LoopdError:
+        """The daemon closed the socket before our write: read what it wrote
+        first (a ``busy`` or ``shutting_down`` line) to say why."""
+        try:
+            sock.setblocking(False)
+            while True:
+                chunk = sock.recv(_READ)
+                if not chunk:
+                    break
+                self._buf += chunk
+        except OSError:
+            pass
+        for line in self._buf.split(b"\n"):
+            reply = _wire.decode(line)
+            fatal = _wire.closing_error(reply) if reply is not None else None
+            if fatal is not None:
+                return self._broken(fatal)
+        return self._broken(_wire.closed_error(self.path, cause))
 
     def _socket(self) -> socket.socket:
         if self._sock is None:
@@ -138,9 +167,9 @@ class Client:
         except socket.timeout:
             raise
         except OSError as e:
-            raise self._broken(_wire.closed_error(self.path, e)) from e
+            raise self._broken(self._fatal or _wire.closed_error(self.path, e)) from e
         if not chunk:
-            raise self._broken(self._closed or _wire.closed_error(self.path))
+            raise self._broken(self._fatal or _wire.closed_error(self.path))
         self._buf += chunk
         if b"\n" not in chunk:
             return
@@ -155,7 +184,7 @@ class Client:
             else:
                 fatal = _wire.closing_error(reply)
                 if fatal is not None:
-                    self._closed = fatal  # raised at the end of file that follows
+                    self._fatal = fatal  # raised at the end of file that follows
 
     # ------------------------------------------------------------ requests
 
@@ -174,7 +203,7 @@ class Client:
                 raise self._broken(ClientTimeoutError(
                     f"could not send the request within {self.timeout}s; the connection was closed")) from e
             except OSError as e:
-                raise self._broken(_wire.closed_error(self.path, e)) from e
+                raise self._send_failed(sock, e) from e
             got: List[Dict[str, Any]] = []
             wanted = {rid: None}
             while not got:
@@ -234,7 +263,7 @@ class Client:
                             except (BlockingIOError, InterruptedError):
                                 pass
                             except OSError as e:
-                                raise self._broken(self._closed or _wire.closed_error(self.path, e)) from e
+                                raise self._send_failed(sock, e) from e
             finally:
                 sel.close()
                 if self._sock is not None:
