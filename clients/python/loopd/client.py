@@ -197,7 +197,8 @@ class Client:
             line = _wire.encode({"id": rid, **request})
             deadline = None if self.timeout is None else time.monotonic() + self.timeout
             try:
-                sock.settimeout(self.timeout)
+                if sock.gettimeout() != self.timeout:
+                    sock.settimeout(self.timeout)
                 sock.sendall(line)
             except socket.timeout as e:
                 raise self._broken(ClientTimeoutError(
