@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: setup build run test test-tsan test-asan check-words check-metrics docs bench bench-quick example consumer clean
+.PHONY: setup build run test test-tsan test-asan test-python check-words check-metrics docs bench bench-quick example consumer clean
 
 ## Debian packages the build and the tests need (idempotent; needs root).
 setup:
@@ -30,6 +30,26 @@ test: setup
 test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+## The Python client (clients/python; docs/clients/python.md): its tests
+## against a real loopd, then `pip install` of the package into a throwaway
+## venv. The loopd is LOOPD_BIN= if given, else the debug build (built here
+## when out of date). pytest comes from Debian (.ci/apt-packages); for a
+## python3 without it (PYTHON=…), pip installs it.
+PYTHON ?= python3
+test-python: setup
+	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install --quiet --break-system-packages pytest
+	@bin="$(LOOPD_BIN)"; \
+	if [ -z "$$bin" ]; then $(SWIFT) build --product loopd && bin="$$($(SWIFT) build --show-bin-path)/loopd"; fi; \
+	echo "loopd: $$bin"; \
+	LOOPD_BIN="$$bin" $(PYTHON) -m pytest -q -p no:cacheprovider clients/python/tests
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		cp -r clients/python "$$tmp/src" && rm -rf "$$tmp/src/tests" && \
+		$(PYTHON) -m venv "$$tmp/venv" && \
+		"$$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$$tmp/src" && \
+		cd "$$tmp" && venv/bin/python -c 'import os, loopd; d = os.path.dirname(loopd.__file__); \
+			assert "/venv/" in d and os.path.isfile(os.path.join(d, "py.typed")), d; \
+			print("pip install ./clients/python: ok, loopd", loopd.__version__, "in", d)'
 
 ## Tracked files name no ticket numbers and no paths outside the repository;
 ## the documentation speaks of the product, not of how the work was organised.

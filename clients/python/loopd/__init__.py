@@ -1,0 +1,23 @@
+"""A Python client for loopd, the run-loop job daemon.
+
+Standard library only. :class:`Client` is a blocking connection (with a
+:meth:`~Client.pipeline` for batches); :class:`AsyncClient` is an asyncio
+connection that many tasks share, requests matched to replies by id.
+Both speak the JSON Lines protocol of docs/PROTOCOL.md; every error code
+of the protocol is a subclass of :class:`LoopdError`.
+"""
+
+from .aio import DEFAULT_MAX_IN_FLIGHT, AsyncClient
+from .client import Client, Pending, Pipeline
+from .errors import *  # noqa: F401,F403
+from .errors import __all__ as _errors_all
+from .types import (FINAL_STATES, CancelResult, ErrorInfo, JobReply, JobsPage, JobState, JobStatus, Metrics,
+                    ModeChange, Ping, Stats, WorkerInfo)
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "Client", "Pipeline", "Pending", "AsyncClient", "DEFAULT_MAX_IN_FLIGHT",
+    "JobState", "FINAL_STATES", "ErrorInfo", "Ping", "JobReply", "JobStatus", "CancelResult", "JobsPage",
+    "WorkerInfo", "ModeChange", "Stats", "Metrics",
+] + list(_errors_all)

@@ -1,0 +1,224 @@
+"""Every error code a client can make loopd answer, as its exception class.
+
+Reached here: bad_request, unknown_op, unknown_action, unknown_worker,
+unknown_job, queue_full, forbidden (as root: a child process that becomes
+`nobody`), too_large, timeout, job_failed, cancelled, shutting_down, busy.
+
+Not reachable from a client: journal_unavailable (the journal must fail to
+be written: a full disk, Tests/reliability/faults.py) and internal (a fault
+inside the daemon)."""
+
+import json
+import os
+import pwd
+import signal
+import threading
+import time
+
+import pytest
+
+import loopd
+
+
+@pytest.mark.parametrize("request_fields", [
+    {"op": "submit", "action": "echo", "colour": "blue"},          # unknown field
+    {"op": "submit", "action": "echo", "worker": "w1", "key": "k"},  # worker with key
+    {"op": "submit", "action": "sleep", "args": ["soon"]},        # an argument the action does not take
+    {"op": "jobs", "state": "sleeping"},                          # unknown state name
+    {"op": "jobs", "since": "yesterday"},                         # not RFC 3339
+    {"op": "jobs", "limit": 0},                                   # out of range
+])
+def test_bad_request(client, request_fields):
+    with pytest.raises(loopd.BadRequestError) as e:
+        client.request(**request_fields)
+    assert e.value.code == "bad_request" and e.value.message
+    assert client.ping()  # the connection carries on
+
+
+def test_bad_request_through_the_typed_methods(client):
+    with pytest.raises(loopd.BadRequestError):
+        client.submit("echo", worker="w1", key="k")
+    with pytest.raises(loopd.BadRequestError):
+        client.jobs(limit=5000)
+    with pytest.raises(loopd.BadRequestError):
+        client.submit("noop", delay_ms=-1)
+
+
+def test_unknown_op(client):
+    with pytest.raises(loopd.UnknownOpError):
+        client.request("frobnicate")
+
+
+def test_unknown_action(client):
+    with pytest.raises(loopd.UnknownActionError):
+        client.submit("no-such-action")
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.submit("echo", worker="w9"),
+    lambda c: c.inspect("w9"),
+    lambda c: c.mode("w9", "maintenance"),
+    lambda c: c.jobs(worker="w9"),
+])
+def test_unknown_worker(client, call):
+    with pytest.raises(loopd.UnknownWorkerError):
+        call(client)
+
+
+@pytest.mark.parametrize("op", ["status", "wait", "cancel"])
+def test_unknown_job(client, op):
+    with pytest.raises(loopd.UnknownJobError):
+        getattr(client, op)("nope-1")
+
+
+def test_timeout_carries_the_job(client):
+    with pytest.raises(loopd.JobTimeoutError) as e:
+        client.submit("sleep", ["2000"], timeout_ms=50)
+    err = e.value
+    assert isinstance(err, loopd.JobError) and err.state == "timed_out" and err.job and err.result == {}
+
+
+def test_job_failed_builtin_and_exec(client):
+    with pytest.raises(loopd.JobFailedError) as e:
+        client.submit("fail", ["why"])
+    assert e.value.message == "why" and e.value.state == "failed"
+    with pytest.raises(loopd.JobFailedError) as e:
+        client.submit("exit3")
+    assert e.value.result["exit_code"] == 3
+
+
+def test_cancelled_while_waiting(daemon, client):
+    j = client.submit("sleep", ["5000"], worker="w3", wait=False)
+    errors = []
+
+    def waiter():
+        with loopd.Client(daemon.socket_path, timeout=30) as w:
+            try:
+                w.wait(j.job)
+            except loopd.LoopdError as e:
+                errors.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.2)
+    client.cancel(j.job)
+    t.join(30)
+    assert len(errors) == 1 and isinstance(errors[0], loopd.JobCancelledError)
+    assert errors[0].state == "cancelled" and errors[0].job == j.job
+
+
+def test_too_large_closes_the_connection(client):
+    with pytest.raises(loopd.TooLargeError):
+        client.submit("echo", ["x" * 70_000])
+    assert not client.connected
+    with pytest.raises(loopd.ConnectionClosedError, match="after too_large"):
+        client.ping()
+    client.reconnect()
+    assert client.ping()
+
+
+def test_too_large_async(daemon):
+    import asyncio
+
+    async def main():
+        async with loopd.AsyncClient(daemon.socket_path) as c:
+            ok = asyncio.ensure_future(c.submit("sleep", ["200"]))
+            await asyncio.sleep(0.05)
+            with pytest.raises(loopd.TooLargeError):
+                await c.submit("echo", ["x" * 70_000])
+            assert (await ok).state == "completed"  # answered before the daemon closed
+            with pytest.raises(loopd.ConnectionClosedError):
+                await c.ping()
+            await c.reconnect()
+            assert await c.ping()
+
+    asyncio.run(main())
+
+
+def test_queue_full(make_daemon):
+    d = make_daemon(limits="max_queued_jobs_per_worker = 2")
+    with loopd.Client(d.socket_path, timeout=10) as c:
+        for _ in range(2):
+            c.submit("noop", worker="w1", wait=False, delay_ms=60_000)
+        with pytest.raises(loopd.QueueFullError):
+            c.submit("noop", worker="w1", wait=False, delay_ms=60_000)
+        assert c.submit("noop", worker="w2").state == "completed"
+
+
+def test_busy(make_daemon):
+    d = make_daemon(limits="max_connections = 1")
+    first = loopd.Client(d.socket_path, timeout=10)
+    for _ in range(100):  # until loopd has noticed that the start-up ping's connection closed
+        try:
+            first.ping()
+            break
+        except loopd.BusyError:
+            time.sleep(0.02)
+            first.reconnect()
+    with first:
+        assert first.ping()
+        second = loopd.Client(d.socket_path, timeout=10)
+        with pytest.raises(loopd.BusyError):
+            second.ping()
+        with pytest.raises(loopd.ConnectionClosedError):
+            second.ping()
+        assert first.ping()
+
+        import asyncio
+
+        async def main():
+            c = await loopd.AsyncClient(d.socket_path).connect()
+            with pytest.raises(loopd.BusyError):
+                await c.ping()
+            await c.close()
+
+        asyncio.run(main())
+
+
+def test_shutting_down(make_daemon):
+    d = make_daemon(server="shutdown_grace_ms = 10000")
+    with loopd.Client(d.socket_path, timeout=10) as c:
+        c.submit("sleep", ["1500"], worker="w1", wait=False)
+        time.sleep(0.1)
+        d.signal(signal.SIGTERM)  # loopd lets the running job finish
+        time.sleep(0.3)
+        with pytest.raises(loopd.ShuttingDownError):
+            c.submit("echo", ["late"])
+    assert d.proc.wait(30) == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another uid")
+def test_forbidden_for_another_uid(daemon, client):
+    job = client.submit("noop", wait=False, delay_ms=60_000).job
+    nobody = pwd.getpwnam("nobody")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: becomes nobody and reports which error each request got
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            got = {}
+            with loopd.Client(daemon.socket_path, timeout=10) as c:
+                for name, call in [("mode", lambda: c.mode("w1", "maintenance")),
+                                   ("status", lambda: c.status(job)),
+                                   ("wait", lambda: c.wait(job)),
+                                   ("cancel", lambda: c.cancel(job)),
+                                   ("exec", lambda: c.submit("rootonly")),
+                                   ("echo", lambda: c.submit("echo", ["ok"]))]:
+                    try:
+                        call()
+                        got[name] = "ok"
+                    except loopd.LoopdError as e:
+                        got[name] = type(e).__name__
+            os.write(w, json.dumps(got).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        got = json.loads(f.read() or "{}")
+    os.waitpid(pid, 0)
+    client.cancel(job)
+    assert got == {"mode": "ForbiddenError", "status": "ForbiddenError", "wait": "ForbiddenError",
+                   "cancel": "ForbiddenError", "exec": "ForbiddenError", "echo": "ok"}
