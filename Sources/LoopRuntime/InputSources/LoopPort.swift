@@ -27,12 +27,15 @@ public final class LoopPort: @unchecked Sendable {
     private let lock = Lock()
     private var queue: [LoopMessage] = []  // guarded by lock
     private var head = 0                   // guarded by lock
+    /// The iterations of `messages` (LoopPort+AsyncSequence.swift).
+    let subscribers: PortSubscribers
 
     /// A port that calls `handler` on its loop's thread for each message.
     public init(order: Int = 0, _ handler: @escaping @Sendable (LoopMessage) -> Void) {
         let fd: EventFD
         do { fd = try EventFD() } catch { fatalError("cannot create a LoopPort: \(error)") }
         eventFD = fd
+        subscribers = PortSubscribers(wake: { fd.signal() })
         let owner = WeakOwner<LoopPort>()
         core = KernelSource(fd: fd.fd, interest: .readable, order: order,
                             label: { "port fd = \(fd.fd)" },
@@ -79,6 +82,7 @@ public final class LoopPort: @unchecked Sendable {
             queue.removeAll()
             head = 0
         }
+        subscribers.invalidate()
     }
 
     /// Hands over the queued messages (one, if the run returns after one
@@ -86,17 +90,20 @@ public final class LoopPort: @unchecked Sendable {
     /// message never waits for another send.
     private func deliver(single: Bool, to handler: @Sendable (LoopMessage) -> Void) {
         eventFD.drain()
-        let batch: ArraySlice<LoopMessage> = lock.withLock {
-            let end = single ? min(head + 1, queue.count) : queue.count
-            let taken = queue[head..<end]
-            head = end
-            if head == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                head = 0
+        // At most as many as the iterations of `messages` have room for.
+        let (batch, stalled) = subscribers.deliver(limit: single ? 1 : .max, take: { limit in
+            lock.withLock {
+                let end = head + min(limit, queue.count - head)
+                let taken = queue[head..<end]
+                head = end
+                if head == queue.count {
+                    queue.removeAll(keepingCapacity: true)
+                    head = 0
+                }
+                return taken
             }
-            return taken
-        }
-        if single, pendingCount > 0 { eventFD.signal() }
+        }, leftOver: { pendingCount > 0 })
+        if single, !stalled, pendingCount > 0 { eventFD.signal() }
         for m in batch where core.isValid { handler(m) }
     }
 }

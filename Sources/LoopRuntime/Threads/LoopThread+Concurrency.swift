@@ -36,7 +36,9 @@ extension LoopThread: SerialExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
-        loop.perform(inModes: nil) { job.runSynchronously(on: executor) }
+        let taskExecutor = asUnownedTaskExecutor()
+        // Both roles, one identity (LoopThread+TaskExecutor.swift).
+        loop.perform(inModes: nil) { job.runSynchronously(isolatedTo: executor, taskExecutor: taskExecutor) }
     }
 
     /// This thread as an actor's executor: return it from an actor's

@@ -91,6 +91,22 @@ case "forever":
     loop.run()
     print("run() returned")
 
+case "taskexecutor":
+    // Loop.main as a task executor: the task's jobs wait while the main
+    // thread is busy outside its loop (R2), then run on it during the run,
+    // across awaits.
+    Task(executorPreference: loop.taskExecutor) {
+        order.append("task on main = \(Loop.isMainThread)")
+        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(1))
+        order.append("after awaits on main = \(Loop.isMainThread)")
+        loop.stop()
+    }
+    usleep(100_000)
+    print("ran before the run = \(!order.isEmpty)")
+    print("run returned \(loop.run(mode: .default, timeout: .seconds(30)))")
+    for line in order { print(line) }
+
 default:
-    print("usage: MainQueueProbe default|later|common|private|nested|mainactor|forever")
+    print("usage: MainQueueProbe default|later|common|private|nested|mainactor|forever|taskexecutor")
 }
