@@ -209,6 +209,29 @@ func snippet_SwiftConcurrency_3() async throws {
     worker.stop()
 }
 
+// MARK: SwiftConcurrency, snippet 4
+func snippet_SwiftConcurrency_4() async throws {
+    let io = LoopThread(name: "io")
+    let onIO = await Task(executorPreference: io) {
+        Loop.current === io.loop
+    }.value
+    print(onIO)   // true
+    io.stop()
+}
+
+// MARK: SwiftConcurrency, snippet 5
+func snippet_SwiftConcurrency_5() async throws {
+    let inbox = LoopThread(name: "inbox")
+    let port = LoopPort()
+    inbox.perform(waitUntilDone: true) { Loop.current.add(port, forMode: .default) }
+    var messages = port.messages.makeAsyncIterator()
+    port.send(id: 1, payload: [1, 2, 3])
+    if let message = await messages.next() {
+        print(message.id, message.payload)   // 1 [1, 2, 3]
+    }
+    inbox.stop()
+}
+
 // MARK: TimersToleranceAndTheGrid, snippet 1
 func snippet_TimersToleranceAndTheGrid_1() throws {
     let loop = Loop.current
