@@ -16,7 +16,7 @@ import Testing
 
     /// Whether `loop` is spinning before a sleep right now (it says so under
     /// its inbox's lock, where wakers look).
-    private func isSpinning(_ loop: Loop) -> Bool { loop.inbox.withLock { $0.spinning } }
+    private func isSpinning(_ loop: Loop) -> Bool { loop.inbox.withLock { if case .spinning = $0.waiting { true } else { false } } }
 
     @Test func theSettingReadsBackAndIsOffByDefault() {
         let plain = LoopThread(name: "spin-off")

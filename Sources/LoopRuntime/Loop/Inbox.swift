@@ -10,15 +10,21 @@
 struct Inbox: ~Copyable {
     /// Blocks waiting for a pass of an admitting mode, in submission order.
     var blocks = BlockBuffer()
-    /// The loop is in, or committed to entering, a blocking wait.
-    var sleeping = false
-    /// The wake eventfd was written during the current sleep.
-    var wakeSignalled = false
-    /// `wakeUp()` was called while the loop was awake: its next wait must not block.
-    var wakeRequested = false
-    /// The loop is spinning before it sleeps (`Loop.spinBeforeSleeping`):
-    /// a waker pokes `Loop.spinPoke` instead of writing the eventfd.
-    var spinning = false
+    /// Where the loop stands in the sleep handshake.
+    var waiting = Waiting.awake(wakeRequested: false)
+
+    /// The loop's side of the sleep handshake: one state at a time.
+    enum Waiting: Equatable {
+        /// Running passes. `wakeRequested`: `wakeUp()` was called, so the
+        /// next wait must not block.
+        case awake(wakeRequested: Bool)
+        /// Busy-waiting before a sleep (`Loop.spinBeforeSleeping`): a waker
+        /// pokes `Loop.spinPoke` instead of writing the eventfd.
+        case spinning(wakeRequested: Bool)
+        /// In, or committed to entering, a blocking wait. `signalled`: the
+        /// wake eventfd was written during this sleep.
+        case asleep(signalled: Bool)
+    }
 
     /// What a waker must do after unlocking.
     enum Wake {
@@ -41,18 +47,35 @@ struct Inbox: ~Copyable {
     /// at most once per sleep.
     @inline(__always)
     mutating func signalIfSleeping() -> Wake {
-        if spinning { return .poke }
-        guard sleeping, !wakeSignalled else { return .nothing }
-        wakeSignalled = true
-        return .signal
+        switch waiting {
+        case .spinning: return .poke
+        case .asleep(signalled: false):
+            waiting = .asleep(signalled: true)
+            return .signal
+        case .asleep(signalled: true), .awake: return .nothing
+        }
     }
 
     /// `wakeUp()`: an asleep loop is signalled; an awake one will not block
     /// in its next wait.
     mutating func requestWake() -> Wake {
-        if sleeping { return signalIfSleeping() }
-        wakeRequested = true
-        return spinning ? .poke : .nothing
+        switch waiting {
+        case .asleep: return signalIfSleeping()
+        case .awake:
+            waiting = .awake(wakeRequested: true)
+            return .nothing
+        case .spinning:
+            waiting = .spinning(wakeRequested: true)
+            return .poke
+        }
+    }
+
+    /// At the sleep decision: consumes a pending `wakeUp()` request and
+    /// returns whether there was one.
+    mutating func takeWakeRequest() -> Bool {
+        guard case .awake(wakeRequested: true) = waiting else { return false }
+        waiting = .awake(wakeRequested: false)
+        return true
     }
 
     /// Whether a queued block may run in a pass of `mode`.

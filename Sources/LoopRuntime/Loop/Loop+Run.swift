@@ -150,34 +150,43 @@ extension Loop {
         var mayBlock = !poll && !stopRequested && !kernelSetDirty.load(ordering: .acquiring)
         var wake: LoopInstant? = nil
         if mayBlock {
-            var windows: [(LoopInstant, Duration)] = []
             if let first = items.timerHeap.liveTop(isLive: items.isLive) {
-                // Only timers due before the first one's window closes can share its wake-up.
-                let limit = first.deadline.advanced(by: first.timer.window()?.1 ?? .zero)
-                for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
-                    if let w = e.timer.window() { windows.append(w) }
+                let firstWindow = first.timer.window()
+                if let (fireDate, tolerance) = firstWindow, tolerance == .zero {
+                    // The earliest timer allows no slack, so no other timer
+                    // can move the wake-up (what `wakeInstant` would find,
+                    // without collecting and sorting the windows): R14.
+                    wake = deadline.map { min($0, fireDate) } ?? fireDate
+                } else {
+                    // Only timers due before the first one's window closes can share its wake-up.
+                    let limit = first.deadline.advanced(by: firstWindow?.1 ?? .zero)
+                    var windows: [(LoopInstant, Duration)] = []
+                    for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
+                        if let w = e.timer.window() { windows.append(w) }
+                    }
+                    wake = wakeInstant(windows: windows, runDeadline: deadline)
                 }
+            } else {
+                wake = deadline
             }
-            wake = wakeInstant(windows: windows, runDeadline: deadline)
             // A manual clock never moves by itself (advancing it wakes us), so
-            // a wake-up already due means poll. Decided before `sleeping` is
-            // set: a poll must not leave the loop marked asleep, or wakers
+            // a wake-up already due means poll. Decided before the inbox says
+            // `asleep`: a poll must not leave the loop marked asleep, or wakers
             // would write the eventfd for an awake loop.
             if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
         }
         // The inbox decides last, inside the lock: a block queued or a
         // wake-up asked for before this point keeps the loop awake; one
-        // after it finds `sleeping` set and writes the eventfd. Blocks it
+        // after it finds the loop `asleep` and writes the eventfd. Blocks it
         // finds are taken for step 10 while the lock is held anyway.
         let isCommon = isCommonModeLocked(mode)
         let carry = carriedBlocks.isEmpty
         mayBlock = inbox.withLock { box in
             let queued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
-            let block = mayBlock && !box.wakeRequested && !queued
-            box.wakeRequested = false
+            let requested = box.takeWakeRequest()
+            let block = mayBlock && !requested && !queued
             if block {
-                box.sleeping = true
-                box.wakeSignalled = false
+                box.waiting = .asleep(signalled: false)
             } else if queued && carry {
                 swap(&carriedBlocks, &box.blocks)
             }
@@ -191,10 +200,7 @@ extension Loop {
         if mayBlock {
             waitingFlag.store(false, ordering: .releasing)
             wakeUps.wrappingAdd(1, ordering: .relaxed)
-            inbox.withLock { box in
-                box.sleeping = false
-                box.wakeSignalled = false
-            }
+            inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
         }
         // The wake-up eventfd is edge-triggered and never drained: a write
         // that lands after the loop woke for another reason (a waker writes
@@ -217,7 +223,15 @@ extension Loop {
     private func fireDueTimers(_ items: ModeItems, clock: LoopClock) {
         guard items.hasTimers else { return }
         let now = clock.now()
+        // The loop's spare list, taken (a nested run in a handler finds it
+        // empty and makes its own) and handed back emptied: no allocation
+        // per pass.
         var due: [TimerHeap.Entry] = []
+        swap(&due, &spareDueTimers)
+        defer {
+            due.removeAll(keepingCapacity: true)
+            swap(&due, &spareDueTimers)
+        }
         lock.withLock {
             while let top = items.timerHeap.liveTop(isLive: items.isLive), top.deadline <= now {
                 due.append(top)

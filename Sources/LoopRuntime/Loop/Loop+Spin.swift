@@ -53,8 +53,9 @@ extension Loop {
         // Announce the spin; work already queued means there is nothing to wait for.
         spinPoke.store(false, ordering: .relaxed)
         let idle = inbox.withLock { box -> Bool in
-            guard !box.wakeRequested && !box.hasBlocks(for: mode, modeIsCommon: isCommon) else { return false }
-            box.spinning = true
+            guard box.waiting == .awake(wakeRequested: false),
+                  !box.hasBlocks(for: mode, modeIsCommon: isCommon) else { return false }
+            box.waiting = .spinning(wakeRequested: false)
             return true
         }
         guard idle else { return false }
@@ -85,7 +86,9 @@ extension Loop {
             // at once.
             yieldCPU()
         }
-        inbox.withLock { $0.spinning = false }
+        inbox.withLock { box in
+            if case .spinning(let requested) = box.waiting { box.waiting = .awake(wakeRequested: requested) }
+        }
         // Poked: work is queued (or a wake-up asked for). This pass would
         // only poll, so poll here and skip the sleep decision.
         if poked { collect(into: &events, timeoutMilliseconds: 0) }

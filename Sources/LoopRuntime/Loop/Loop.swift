@@ -58,6 +58,8 @@ public final class Loop: @unchecked Sendable {
     /// inbox's lock again. Older than every block still in the inbox; empty
     /// outside the stretch from that decision to the next `runBlocks`.
     var carriedBlocks = BlockBuffer()
+    /// An empty list with capacity, for the timers one pass fires (R12).
+    var spareDueTimers: [TimerHeap.Entry] = []
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
@@ -81,7 +83,7 @@ public final class Loop: @unchecked Sendable {
     let kernelSetDirty = Atomic<Bool>(true)
     /// `spinBeforeSleeping` in nanoseconds; 0: off.
     let spinNanoseconds = Atomic<Int64>(0)
-    /// Set by a waker that found the loop spinning (`Inbox.spinning`);
+    /// Set by a waker that found the loop spinning (`Inbox.Waiting.spinning`);
     /// cleared by the loop before it starts a spin.
     let spinPoke = Atomic<Bool>(false)
 

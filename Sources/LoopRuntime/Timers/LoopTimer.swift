@@ -11,6 +11,9 @@ import LoopPlatform
 public final class LoopTimer: @unchecked Sendable {
     /// Time between grid points; `nil` for a one-shot timer.
     public let interval: Duration?
+    /// `interval` in whole nanoseconds (at least 1), worked out once: the
+    /// grid step of every reschedule (R13).
+    private let step: UInt64?
     let sequence = nextItemSequence()
     let handler: @Sendable (LoopTimer) -> Void
     // Guarded by lock. When also holding the owning loop's lock, take the
@@ -35,6 +38,7 @@ public final class LoopTimer: @unchecked Sendable {
                 _ handler: @escaping @Sendable (LoopTimer) -> Void) {
         precondition(interval.map { $0 > .zero } ?? true, "a repeating LoopTimer needs a positive interval")
         self.interval = interval
+        self.step = interval.map { max($0.nanosecondsClamped, 1) }
         self.handler = handler
         self.state = TimerState(pendingDelay: delay, fireDate: nil, tolerance: max(tolerance, .zero))
     }
@@ -44,6 +48,7 @@ public final class LoopTimer: @unchecked Sendable {
                 _ handler: @escaping @Sendable (LoopTimer) -> Void) {
         precondition(interval.map { $0 > .zero } ?? true, "a repeating LoopTimer needs a positive interval")
         self.interval = interval
+        self.step = interval.map { max($0.nanosecondsClamped, 1) }
         self.handler = handler
         self.state = TimerState(pendingDelay: nil, fireDate: fireDate, tolerance: max(tolerance, .zero))
     }
@@ -133,12 +138,11 @@ public final class LoopTimer: @unchecked Sendable {
             guard state.valid else { return false }
             // A handler may have moved the fire date itself: keep its choice.
             guard state.fireDate == firedDate else { return true }
-            guard let interval else {
+            guard let step else {
                 state.valid = false
                 state.generation &+= 1
                 return false
             }
-            let step = max(interval.nanosecondsClamped, 1)
             var next = firedDate.nanoseconds
             if now.nanoseconds >= next {
                 let missed = (now.nanoseconds - next) / step + 1
