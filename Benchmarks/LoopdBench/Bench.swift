@@ -18,7 +18,9 @@ final class Bench {
     let pipelined64: Scenario
     let clients50: Scenario
     let durable: Scenario
-    var scenarios: [Scenario] { [sequential1, sequential1Spin, clients16, pipelined64, clients50, durable] }
+    /// Submits with random priorities, 64 pipelined, beside beanstalkd's `put`.
+    let priorities64: Scenario
+    var scenarios: [Scenario] { [sequential1, sequential1Spin, clients16, pipelined64, clients50, durable, priorities64] }
 
     /// How long each redis-benchmark run should last (sized from the previous one).
     let redisSeconds: Double
@@ -29,6 +31,9 @@ final class Bench {
     /// only for the opt-in `seq1spin` row; idle (asleep) the rest of the run.
     private var loopdSpin: LoopdProcess?
     private var redis: RedisReference?
+    private var beanstalk: BeanstalkReference?
+    /// beanstalkd's `put` rate per round, for the priorities row.
+    fileprivate var beanstalkRates: [(round: Int, rate: Double)] = []
     private var errors: [String] = []
     private var measured: [String: [Measurement]] = [:]
     private var failed: [String: String] = [:]
@@ -61,6 +66,10 @@ final class Bench {
                              seconds: quick ? 1 : 3, warmup: quick ? 20 : 100)
         durable = Scenario(key: "durable", name: "durable async submits (1 client, 256 pipelined, fsync on)", clients: 1,
                            depth: 256, durable: true, seconds: quick ? 1 : 3, warmup: quick ? 1000 : 5000)
+        var p = Scenario(key: "prio64", name: "submit, random priorities, 1 client, 64 pipelined (not waited)", clients: 1,
+                         depth: 64, durable: false, seconds: quick ? 1 : 3, warmup: quick ? 2000 : 10000)
+        p.randomPriorities = true
+        priorities64 = p
         redisSeconds = quick ? 0.75 : 2.5
         budgetSeconds = quick ? 45 : 240
         redisRequests = [1: quick ? 5000 : 2000, 50: 20000]
@@ -115,6 +124,17 @@ final class Bench {
             reference = "none (\(error))"
             progress("no redis reference: \(error)")
         }
+        var beanstalkNote = "not run"
+        if selected(priorities64.key) {
+            do throws(BenchError) {
+                let b = try BeanstalkReference.start(directory: directory)
+                beanstalk = b
+                beanstalkNote = "\(b.version) on a Unix socket, no binlog, `put <pri> 0 60 1` 64 pipelined from this benchmark"
+            } catch {
+                beanstalkNote = "none (\(error))"
+                progress("no beanstalkd reference: \(error)")
+            }
+        }
         let cpus = onlineCPUCount()
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
@@ -124,6 +144,7 @@ final class Bench {
                   + "`spin_before_sleeping_us = \(options.spinUs)` (off by default), measured right after the first")
         }
         out("- reference: \(reference)")
+        out("- queue reference (prio64): \(beanstalkNote)")
         out("- \(cpus) CPUs, load average before: \(loadBefore); \(rounds) round(s), medians reported\n")
 
         if redis != nil && !quick {
@@ -144,6 +165,8 @@ final class Bench {
             measureRedis(clients: 50)
             measure(clients50)
             measure(durable)
+            measureBeanstalk()
+            measure(priorities64)
         }
 
         let table = report(cpus: cpus)
@@ -160,7 +183,9 @@ final class Bench {
 
     // MARK: Measurements
 
-    private func selected(_ key: String) -> Bool { options.only?.contains(key) ?? true }
+    fileprivate func measuredRuns(_ name: String) -> [Measurement] { measured[name] ?? [] }
+
+    fileprivate func selected(_ key: String) -> Bool { options.only?.contains(key) ?? true }
 
     private func measureRedis(clients: Int) {
         guard let redis, selected("redis") else { return }
@@ -182,6 +207,26 @@ final class Bench {
         } catch {
             errors.append("redis -c \(clients): \(error)")
             progress("redis -c \(clients): \(error)")
+        }
+    }
+
+    private func measureBeanstalk() {
+        guard beanstalk != nil, selected(priorities64.key), remainingSeconds > priorities64.seconds + 5 else { return }
+        do throws(BenchError) {
+            // A fresh beanstalkd each round: it keeps every job put (nothing
+            // reserves them), and a tube of millions is slower to put into;
+            // loopd's jobs run and leave.
+            _ = beanstalk?.stop()
+            beanstalk = nil
+            let beanstalk = try BeanstalkReference.start(directory: directory)
+            self.beanstalk = beanstalk
+            let r = try beanstalk.put(depth: 64, priorities: RandomPriorities.values, seconds: priorities64.seconds)
+            let rate = Double(r.jobs) / r.seconds
+            beanstalkRates.append((round, rate))
+            progress("beanstalkd put, random priorities, 64 pipelined: \(Format.count(rate)) jobs/s")
+        } catch {
+            errors.append("beanstalkd: \(error)")
+            progress("beanstalkd: \(error)")
         }
     }
 
@@ -236,6 +281,8 @@ final class Bench {
         loopdSpin = nil
         if let redis { _ = redis.stop() }
         redis = nil
+        if let beanstalk { _ = beanstalk.stop() }
+        beanstalk = nil
         Children.killAll()
         guard !directory.isEmpty else { return }
         if options.keep {
@@ -304,6 +351,7 @@ final class Bench {
         table.add(row(durable, redisClients: nil,
                       target: Target(text: "≥ 20,000 acks/s, fsync on") { r, _ in r >= 20_000 }))
         out(table.render())
+        if selected(priorities64.key) { out("\n" + prioritiesTable().render()) }
 
         // Per-round figures and where the CPU went, to judge stability.
         var details = MarkdownTable(columns: ["measurement", "per round (jobs/s or req/s)", "jobs measured",
@@ -343,6 +391,24 @@ final class Bench {
         out("- server CPU = loopd's (all its threads) CPU seconds ÷ wall seconds of the measured run, "
             + "and ÷ its jobs; redis: redis-server's CPU ÷ requests (both PING tests). "
             + "CPU per job depends far less on what else runs on the machine than jobs/s does. \(cpus) CPUs.")
+        return table
+    }
+}
+
+extension Bench {
+    /// The priorities row: loopd's submits with random priorities beside
+    /// beanstalkd's `put` with the same priorities, each round's pair
+    /// measured one after the other; the ratio is the median of the pairs.
+    fileprivate func prioritiesTable() -> MarkdownTable {
+        var table = MarkdownTable(columns: ["scenario", "loopd jobs/s", "beanstalkd jobs/s", "ratio", "per round (loopd / beanstalkd)"])
+        let runs = measuredRuns(priorities64.name)
+        let pairs = runs.compactMap { m in
+            beanstalkRates.first { $0.round == m.round }.map { (m.rate, $0.rate) }
+        }
+        table.add([priorities64.name, median(runs.map(\.rate)).map(Format.count) ?? "—",
+                   median(beanstalkRates.map(\.rate)).map(Format.count) ?? "—",
+                   median(pairs.map { $0.0 / $0.1 }).map(Format.percent) ?? "—",
+                   pairs.map { "\(Format.count($0.0)) / \(Format.count($0.1))" }.joined(separator: ", ")])
         return table
     }
 }

@@ -13,11 +13,14 @@ enum Children {
     static let loopdSpin = Atomic<Int32>(0)
     static let redis = Atomic<Int32>(0)
     static let helper = Atomic<Int32>(0)
+    /// beanstalkd, the reference of the priorities row.
+    static let beanstalkd = Atomic<Int32>(0)
 
     /// SIGKILLs every registered child. Async-signal-safe.
     static func killAll() {
         let a = loopd.load(ordering: .relaxed), b = redis.load(ordering: .relaxed), c = helper.load(ordering: .relaxed)
-        let d = loopdSpin.load(ordering: .relaxed)
+        let d = loopdSpin.load(ordering: .relaxed), e = beanstalkd.load(ordering: .relaxed)
+        if e > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: e) }
         if a > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: a) }
         if d > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: d) }
         if b > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: b) }
@@ -28,7 +31,7 @@ enum Children {
     /// SIGTRAP), then dies of that signal as it would have; ignores SIGPIPE.
     static func installEmergencyHandlers() {
         _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed),
-             loopdSpin.load(ordering: .relaxed))
+             loopdSpin.load(ordering: .relaxed), beanstalkd.load(ordering: .relaxed))
         SignalPlatform.ignore(SIGPIPE)
         SignalPlatform.installHandler(for: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]) { sig in
             Children.killAll()

@@ -193,6 +193,11 @@ enum Request {
     /// A durable `noop` acknowledged once journaled (fsync'd), not waited for.
     static let durableAsync =
         Array(#","op":"submit","action":"noop","worker":"any","durable":true,"wait":false}"#.utf8) + [0x0A]
+    /// `noop` submits acknowledged at once (not waited for), each with a
+    /// priority from `RandomPriorities`, cycled.
+    static let randomPriorities: [[UInt8]] = RandomPriorities.values.map {
+        Array(#","op":"submit","action":"noop","worker":"any","wait":false,"priority":\#($0)}"#.utf8) + [0x0A]
+    }
 }
 
 /// Tracks which ids are in flight on one connection: every reply must name

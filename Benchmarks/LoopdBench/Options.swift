@@ -26,15 +26,16 @@ struct Options {
     /// `server.spin_before_sleeping_us` of the second loopd, which the
     /// `seq1spin` row measures (the first runs loopd's default, no spin).
     var spinUs = 50
-    /// Measurements to run (default all): seq1 seq1spin c16 pipe64 c50 durable redis.
+    /// Measurements to run (default all): seq1 seq1spin c16 pipe64 c50 durable redis prio64
+    /// (prio64: random priorities, beside beanstalkd).
     var only: Set<String>?
     /// Measure the round trips of the job operations instead (`--operations`).
     var operations = false
-    static let measurements: Set<String> = ["seq1", "seq1spin", "c16", "pipe64", "c50", "durable", "redis"]
+    static let measurements: Set<String> = ["seq1", "seq1spin", "c16", "pipe64", "c50", "durable", "redis", "prio64"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
-                  [--only seq1,seq1spin,c16,pipe64,c50,durable,redis] [--thread-per-client] [--spin-us N]
+                  [--only seq1,seq1spin,c16,pipe64,c50,durable,redis,prio64] [--thread-per-client] [--spin-us N]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported

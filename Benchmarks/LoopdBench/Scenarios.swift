@@ -13,7 +13,13 @@ struct Scenario: Sendable {
     /// Requests per client before the clock starts (connection and daemon warm-up).
     let warmup: Int
 
+    /// Submits with random priorities, not waited for (the `prio64` row).
+    var randomPriorities = false
+
     var request: [UInt8] { durable ? Request.durableAsync : Request.noopWait }
+
+    /// The requests a client sends, cycled: one, or one per priority.
+    var requests: [[UInt8]] { randomPriorities ? Request.randomPriorities : [request] }
 }
 
 /// What one run of a scenario measured.
@@ -87,7 +93,7 @@ private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Thr
         let c = try Connection(path: socketPath)
         connection = c
         if scenario.warmup > 0 {
-            _ = try drive(c, depth: scenario.depth, request: scenario.request, seconds: 30, limit: scenario.warmup)
+            _ = try drive(c, depth: scenario.depth, requests: scenario.requests, seconds: 30, limit: scenario.warmup)
         }
     } catch {
         setupError = error
@@ -95,7 +101,7 @@ private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Thr
     barrier.wait()  // every thread arrives, failed or not, so none waits for ever
     if let setupError { return .failure(setupError) }
     do {
-        return .success(try drive(connection!, depth: scenario.depth, request: scenario.request,
+        return .success(try drive(connection!, depth: scenario.depth, requests: scenario.requests,
                                   seconds: scenario.seconds, limit: Int.max))
     } catch {
         return .failure(error)
@@ -105,8 +111,9 @@ private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Thr
 /// Keeps `depth` requests in flight on `connection` for `seconds` (or until
 /// `limit` were sent), then waits for the rest of the replies. Every reply
 /// must carry the id of a request in flight, once.
-private func drive(_ connection: Connection, depth: Int, request: [UInt8], seconds: Double,
+private func drive(_ connection: Connection, depth: Int, requests: [[UInt8]], seconds: Double,
                    limit: Int) throws(BenchError) -> ClientRun {
+    let request = requests[0], varies = requests.count > 1
     let expected = min(limit, Int(seconds * 200_000 / Double(max(depth, 1))) + 1024)
     var flight = InFlight(expected: expected)
     var latencies: [UInt64] = []
@@ -116,7 +123,8 @@ private func drive(_ connection: Connection, depth: Int, request: [UInt8], secon
     var now = start
     let limit = Int64(limit)
     while flight.count < depth && flight.sent < limit {
-        connection.enqueue(id: flight.next(at: now), suffix: request)
+        let id = flight.next(at: now)
+        connection.enqueue(id: id, suffix: varies ? requests[Int(id) % requests.count] : request)
     }
     try connection.flush()
     while flight.count > 0 {
@@ -126,7 +134,8 @@ private func drive(_ connection: Connection, depth: Int, request: [UInt8], secon
         now = monotonicNanoseconds()
         if now < stopAt {
             while flight.count < depth && flight.sent < limit {
-                connection.enqueue(id: flight.next(at: now), suffix: request)
+                let id = flight.next(at: now)
+                connection.enqueue(id: id, suffix: varies ? requests[Int(id) % requests.count] : request)
             }
             try connection.flush()
         }

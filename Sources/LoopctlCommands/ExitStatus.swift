@@ -29,6 +29,8 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
     /// own user, `server.admin_users`, `server.admin_groups`). A `forbidden`
     /// refusal of any other request (`submit`, `status`, …) is 5.
     case notAdministrator
+    /// 8: the job's expiry passed before it started (`expired`); it never ran.
+    case jobExpired
     /// 124: the job ran past its timeout (`timeout`), as timeout(1) exits.
     case jobTimedOut
     /// 125: the job was cancelled (`cancelled`).
@@ -50,6 +52,7 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
         case .refused: 5
         case .waitTimedOut: 6
         case .notAdministrator: 7
+        case .jobExpired: 8
         case .jobTimedOut: 124
         case .jobCancelled: 125
         case .childExited(let status): status
@@ -100,11 +103,12 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
           6      wait --timeout passed before the job ended
           7      mode was refused: the client is not an administrator of loopd
                  (root, loopd's own user, server.admin_users, admin_groups)
+          8      the job expired: it had not started when its expiry passed
           124    the job timed out
           125    the job was cancelled
           128+N  an exec job's child was killed by signal N
 
         A child's own exit status N (1-255) can be one of loopctl's codes
-        (2-7, 124, 125, 128+N); --json prints the reply, which tells exactly.
+        (2-8, 124, 125, 128+N); --json prints the reply, which tells exactly.
         """
 }

@@ -23,6 +23,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case jobFailed = "job_failed"
     /// The job was cancelled before it finished.
     case cancelled
+    /// The job's `expires_in_ms` passed before it started; it never ran.
+    case expired
     /// A durable job could not be written to the journal.
     case journalUnavailable = "journal_unavailable"
     /// The daemon is stopping and accepts no new jobs.

@@ -17,13 +17,16 @@ public enum JobState: String, Sendable, CaseIterable {
     case timedOut = "timed_out"
     /// It was cancelled, before it ran or while it ran.
     case cancelled
+    /// Its `expires_in_ms` passed before it started (queued, held or
+    /// delayed): it never ran (error code `expired`).
+    case expired
 
     /// Whether the job has reached an end state: completed, failed, timed
-    /// out or cancelled.
+    /// out, cancelled or expired.
     public var isFinal: Bool {
         switch self {
         case .delayed, .queued, .held, .running: false
-        case .completed, .failed, .timedOut, .cancelled: true
+        case .completed, .failed, .timedOut, .cancelled, .expired: true
         }
     }
 }

@@ -6,7 +6,7 @@ public struct JobsQuery: Sendable, Equatable {
     /// The largest page a request may ask for.
     public static let maxLimit = 1000
     /// At most this many states in `state` (there are no more states than this).
-    public static let maxStates = 8
+    public static let maxStates = JobState.allCases.count
     /// The longest `cursor`, in bytes.
     public static let maxCursorBytes = 256
 

@@ -33,9 +33,14 @@ public struct SubmitRequest: Sendable, Equatable {
     /// The worker run mode the job needs; nil: the default mode; "common": any mode the worker runs.
     public var mode: String?
     public var durable = false
+    /// Lower runs first among the jobs waiting on the same worker (see `SubmitRequest.defaultPriority`).
+    public var priority: UInt32 = SubmitRequest.defaultPriority
+    /// End the job `expired` if it has not started this many milliseconds after submission; nil: never.
+    public var expiresInMs: Int64?
 
     public init(action: String, args: [String] = [], placement: Placement = .any, wait: Bool = true,
-                delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false) {
+                delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false,
+                priority: UInt32 = SubmitRequest.defaultPriority, expiresInMs: Int64? = nil) {
         self.action = action
         self.args = args
         self.placement = placement
@@ -44,6 +49,8 @@ public struct SubmitRequest: Sendable, Equatable {
         self.timeoutMs = timeoutMs
         self.mode = mode
         self.durable = durable
+        self.priority = priority
+        self.expiresInMs = expiresInMs
     }
 }
 

@@ -13,7 +13,7 @@
 extension RequestDecoder {
     /// The members a request may have; each is read once.
     private enum Member: UInt16 {
-        case id, op, action, args, worker, key, wait, durable, delayMs, timeoutMs, mode, job
+        case id, op, action, args, worker, key, wait, durable, delayMs, timeoutMs, mode, job, priority, expiresInMs
 
         /// The member named by these bytes (ASCII, compared byte for byte).
         init?(_ name: UnsafeBufferPointer<UInt8>) {
@@ -25,7 +25,8 @@ extension RequestDecoder {
                     else if equals("mode") { self = .mode } else { return nil }
             case 6: if equals("action") { self = .action } else if equals("worker") { self = .worker } else { return nil }
             case 7: if equals("durable") { self = .durable } else { return nil }
-            case 8: if equals("delay_ms") { self = .delayMs } else { return nil }
+            case 13: if equals("expires_in_ms") { self = .expiresInMs } else { return nil }
+            case 8: if equals("delay_ms") { self = .delayMs } else if equals("priority") { self = .priority } else { return nil }
             case 10: if equals("timeout_ms") { self = .timeoutMs } else { return nil }
             default: return nil
             }
@@ -49,6 +50,8 @@ extension RequestDecoder {
         var timeoutMs: Int64?
         var mode: String?
         var job: String?
+        var priority: Int64?
+        var expiresInMs: Int64?
 
         /// Whether only members in `allowed` (plus `id` and `op`) were given.
         func only(_ allowed: [Member]) -> Bool {
@@ -97,6 +100,8 @@ extension RequestDecoder {
             case .durable: guard let v = s.bool() else { return nil }; m.durable = v
             case .delayMs: guard let v = s.integer() else { return nil }; m.delayMs = v
             case .timeoutMs: guard let v = s.integer() else { return nil }; m.timeoutMs = v
+            case .priority: guard let v = s.integer() else { return nil }; m.priority = v
+            case .expiresInMs: guard let v = s.integer() else { return nil }; m.expiresInMs = v
             }
         } while s.consume(UInt8(ascii: ","))
         guard s.consume(UInt8(ascii: "}")) else { return nil }
@@ -112,7 +117,7 @@ extension RequestDecoder {
 
     private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: Members) -> Operation? {
         func isOp(_ literal: StaticString) -> Bool { RequestScanner.equal(op, literal) }
-        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode]) ? submit(m) : nil }
+        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode, .priority, .expiresInMs]) ? submit(m) : nil }
         if isOp("ping") { return m.only([]) ? .ping : nil }
         if isOp("status") { return m.only([.job]) ? m.job.map { .status(job: $0) } : nil }
         if isOp("cancel") { return m.only([.job]) ? m.job.map { .cancel(job: $0) } : nil }
@@ -151,6 +156,14 @@ extension RequestDecoder {
             s.timeoutMs = timeout
         }
         s.mode = m.mode
+        if let p = m.priority {
+            guard let v = UInt32(exactly: p) else { return nil }
+            s.priority = v
+        }
+        if let e = m.expiresInMs {
+            guard (1...RequestLimits.maxExpiresInMs).contains(e) else { return nil }
+            s.expiresInMs = e
+        }
         return .submit(s)
     }
 }

@@ -4,6 +4,9 @@ public enum RequestLimits {
     public static let maxDelayMs: Int64 = 86_400_000
     /// The longest timeout a job may ask for: one day.
     public static let maxTimeoutMs: Int64 = 86_400_000
+    /// The longest `expires_in_ms` the protocol accepts: seven days (the
+    /// daemon's `limits.max_expires_in_ms` may lower it).
+    public static let maxExpiresInMs: Int64 = 604_800_000
     /// The longest a `wait` may wait: one day.
     public static let maxWaitMs: Int64 = 86_400_000
     /// At most this many arguments.
@@ -117,6 +120,8 @@ public enum RequestDecoder {
         s.delayMs = try f.optionalInteger("delay_ms", in: 0...RequestLimits.maxDelayMs) ?? 0
         s.timeoutMs = try f.optionalInteger("timeout_ms", in: 1...RequestLimits.maxTimeoutMs)
         s.mode = try f.optionalName("mode")
+        if let p = try f.optionalInteger("priority", in: 0...Int64(UInt32.max)) { s.priority = UInt32(p) }
+        s.expiresInMs = try f.optionalInteger("expires_in_ms", in: 1...RequestLimits.maxExpiresInMs)
         return s
     }
 }

@@ -9,7 +9,8 @@ public struct SubmitCommand: ClientCommand {
         abstract: "Run a job: an action with arguments, on a worker.",
         usage: """
             loopctl submit [--worker <name> | --key <key>] [--no-wait] [--delay <ms>] [--timeout <ms>] \
-            [--mode <mode>] [--durable] [--socket <path>] [--json] [--] <action> [<args> ...]
+            [--mode <mode>] [--durable] [--priority <n>] [--expires-in <ms>] [--socket <path>] [--json] \
+            [--] <action> [<args> ...]
             """,
         discussion: """
             Options go before the action: everything after it, dashes included, \
@@ -54,6 +55,14 @@ public struct SubmitCommand: ClientCommand {
     @Flag(help: "Journal the job before it is acknowledged; it survives a daemon crash.")
     public var durable = false
 
+    /// `--priority`: lower starts first among the jobs waiting on its worker.
+    @Option(help: ArgumentHelp("Start before waiting jobs of a larger number on the same worker (0-4294967295; default 2147483648).", valueName: "n"))
+    public var priority: Int64?
+
+    /// `--expires-in`: give up on the job if it has not started by then.
+    @Option(name: .customLong("expires-in"), help: ArgumentHelp("End the job expired (exit 8) if it has not started this many milliseconds after submission.", valueName: "ms"))
+    public var expiresIn: Int64?
+
     /// The action and its arguments, captured verbatim: once the action is
     /// seen, nothing after it is parsed as a loopctl option.
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
@@ -88,6 +97,12 @@ public struct SubmitCommand: ClientCommand {
         if let timeout, !(1...RequestLimits.maxTimeoutMs).contains(timeout) {
             throw ValidationError("--timeout must be 1...\(RequestLimits.maxTimeoutMs) ms.")
         }
+        if let priority, !(0...Int64(UInt32.max)).contains(priority) {
+            throw ValidationError("--priority must be 0...\(UInt32.max).")
+        }
+        if let expiresIn, !(1...RequestLimits.maxExpiresInMs).contains(expiresIn) {
+            throw ValidationError("--expires-in must be 1...\(RequestLimits.maxExpiresInMs) ms.")
+        }
     }
 
     /// The request line's members after `id`.
@@ -100,6 +115,8 @@ public struct SubmitCommand: ClientCommand {
         if let timeout { fields.append(("timeout_ms", .integer(timeout))) }
         if let mode { fields.append(("mode", .string(mode))) }
         if durable { fields.append(("durable", true)) }
+        if let priority { fields.append(("priority", .integer(priority))) }
+        if let expiresIn { fields.append(("expires_in_ms", .integer(expiresIn))) }
         return fields
     }
 

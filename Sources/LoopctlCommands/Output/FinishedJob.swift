@@ -21,7 +21,7 @@ enum FinishedJob {
     /// - `job_failed`: the exec child's own exit status, or 128 + the signal
     ///   that killed it; 1 when there is neither (a built-in action's
     ///   failure, a child that could not start);
-    /// - `timeout`: 124; `cancelled`: 125;
+    /// - `timeout`: 124; `cancelled`: 125; `expired`: 8;
     /// - any other code is a refusal (a durable job whose journal write
     ///   failed, a code this loopctl does not know): 5.
     static func status(errorCode: String, result: JSON?) -> ExitStatus {
@@ -34,6 +34,8 @@ enum FinishedJob {
             return .jobTimedOut
         case .cancelled?:
             return .jobCancelled
+        case .expired?:
+            return .jobExpired
         default:
             return .refused
         }

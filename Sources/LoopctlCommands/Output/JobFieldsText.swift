@@ -8,6 +8,7 @@ enum JobFieldsText {
     private static let labels: [String: String] = [
         "submitted_at": "submitted", "started_at": "started", "finished_at": "finished",
         "queue_ms": "queue time", "run_ms": "run time", "cancelled_by": "cancelled by",
+        "run_priority": "runs at priority", "expires_at": "expires",
     ]
 
     /// Every member of `reply` but `id` and `ok`, as aligned pairs.

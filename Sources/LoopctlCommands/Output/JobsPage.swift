@@ -23,18 +23,25 @@ struct JobsPage {
 
     /// The jobs as a table: JOB, STATE, WORKER, ACTION, SUBMITTED (as the
     /// daemon wrote it, UTC), QUEUE and RUN (durations); "-" for what the
-    /// daemon does not know (yet).
+    /// daemon does not know (yet). PRI (the priority) follows ACTION when
+    /// a job listed has a priority other than the default.
     static func table(_ jobs: [JSON]) -> String {
-        let rows = jobs.map { job in
-            [
-                text(job["job"]), text(job["state"]), text(job["worker"]), text(job["action"]),
-                text(job["submitted_at"]), duration(job["queue_ms"]), duration(job["run_ms"]),
-            ]
+        let showsPriority = jobs.contains {
+            $0["priority"]?.integerValue.map { $0 != Int64(SubmitRequest.defaultPriority) } ?? false
         }
-        return TextLayout.table(
-            header: ["JOB", "STATE", "WORKER", "ACTION", "SUBMITTED", "QUEUE", "RUN"],
-            alignments: [.left, .left, .left, .left, .left, .right, .right],
-            rows: rows)
+        let rows = jobs.map { job in
+            var row = [text(job["job"]), text(job["state"]), text(job["worker"]), text(job["action"])]
+            if showsPriority { row.append(job["priority"]?.integerValue.map { String($0) } ?? "-") }
+            row += [text(job["submitted_at"]), duration(job["queue_ms"]), duration(job["run_ms"])]
+            return row
+        }
+        var header = ["JOB", "STATE", "WORKER", "ACTION", "SUBMITTED", "QUEUE", "RUN"]
+        var alignments: [TextLayout.Alignment] = [.left, .left, .left, .left, .left, .right, .right]
+        if showsPriority {
+            header.insert("PRI", at: 4)
+            alignments.insert(.right, at: 4)
+        }
+        return TextLayout.table(header: header, alignments: alignments, rows: rows)
     }
 
     private static func text(_ value: JSON?) -> String { value?.stringValue ?? "-" }

@@ -86,7 +86,7 @@ extension ConfigLoader {
     static func readLimits(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Limits {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
-            "max_retained_bytes",
+            "max_retained_bytes", "max_expires_in_ms", "default_expires_in_ms",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -98,6 +98,14 @@ extension ConfigLoader {
             l.maxPendingReplyBytes = n
         }
         if let n = try t.intValue("max_retained_bytes", in: ConfigRanges.maxRetainedBytes) { l.maxRetainedBytes = n }
+        if let ms = try t.int("max_expires_in_ms", in: ConfigRanges.maxExpiresInMs) { l.maxExpiresInMs = ms }
+        if let ms = try t.int("default_expires_in_ms", in: ConfigRanges.defaultExpiresInMs) {
+            guard ms <= l.maxExpiresInMs else {
+                throw t.invalid("default_expires_in_ms",
+                                "must not exceed max_expires_in_ms (\(l.maxExpiresInMs)), got \(ms)")
+            }
+            l.defaultExpiresInMs = ms
+        }
         return l
     }
 

@@ -21,6 +21,11 @@ enum ConfigRanges {
     /// From 64 KiB (a few hundred small results) to 64 GiB.
     static let maxRetainedBytes: ClosedRange<Int64> = 65_536...68_719_476_736
 
+    /// Up to the protocol's own bound on `expires_in_ms` (seven days).
+    static let maxExpiresInMs: ClosedRange<Int64> = 1...604_800_000
+    /// 0 is allowed: jobs that ask for no expiry never expire.
+    static let defaultExpiresInMs: ClosedRange<Int64> = 0...604_800_000
+
     /// 0 is allowed: finished durable jobs are forgotten at once.
     static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000
 

@@ -68,6 +68,10 @@ public struct DaemonConfig: Sendable, Equatable {
         /// `status` may hold (besides the count bound of 100,000); the
         /// oldest finished job is forgotten first.
         public var maxRetainedBytes = 67_108_864
+        /// `max_expires_in_ms`: the longest `expires_in_ms` a submit may ask for (longer: `bad_request`).
+        public var maxExpiresInMs: Int64 = 86_400_000
+        /// `default_expires_in_ms`: the expiry of a job that asks for none; 0: such jobs never expire.
+        public var defaultExpiresInMs: Int64 = 0
         /// The documented defaults.
         public init() {}
     }

@@ -45,6 +45,8 @@ extension Job {
                  (.delayed, .running), (.queued, .running),
                  (.ended, .forgotten):
                 return true
+            case (.running, .ended(.expired)):
+                return false  // only a job that has not started expires
             case (.accepted, .ended), (.awaitingCommit, .ended), (.delayed, .ended), (.queued, .ended), (.running, .ended):
                 return true
             default:
@@ -71,6 +73,8 @@ extension Job {
         case failed
         case timedOut
         case cancelled
+        /// Its expiry passed before it started (`JobScheduler+Expiry`).
+        case expired
 
         /// The end an action's outcome means.
         init(_ outcome: ActionOutcome) {
@@ -80,6 +84,7 @@ extension Job {
                 switch e.code {
                 case .timeout: self = .timedOut
                 case .cancelled: self = .cancelled
+                case .expired: self = .expired
                 default: self = .failed
                 }
             }
@@ -91,6 +96,7 @@ extension Job {
             case .failed: .failed
             case .timedOut: .timedOut
             case .cancelled: .cancelled
+            case .expired: .expired
             }
         }
     }

@@ -40,6 +40,10 @@ final class Job: @unchecked Sendable {
     /// thread before the job can be cancelled, read there only).
     nonisolated(unsafe) var delayToken: PerformToken?
 
+    /// The priority it starts by on its lane (`KeyOrder`): set on the main
+    /// thread before the hand-over, read by the lane after it.
+    nonisolated(unsafe) var runPriority = SubmitRequest.defaultPriority
+
     // MARK: written by the lane before it reports the job; read by the main thread after the report
     /// When its worker started it, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var startedAtUnixMs: Int64 = 0
@@ -53,6 +57,8 @@ final class Job: @unchecked Sendable {
     var error: ProtocolError?
     /// The uid whose `cancel` request is stopping, or stopped, it.
     var cancelRequestedBy: UInt32?
+    /// Its place in the scheduler's expiry heap (`JobExpiries`); -1: not there.
+    var expirySlot = -1
 
     var clientUID: UInt32 { owner.uid }
 

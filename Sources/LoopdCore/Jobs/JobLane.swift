@@ -4,7 +4,7 @@ import LoopdProtocol
 import Synchronization
 
 /// The worker thread's side of the job pipeline: its serial lane. Jobs
-/// arrive in order; one runs at a time; a job whose mode the loop is not
+/// arrive in order and start by priority (`JobReadyQueue`); one runs at a time; a job whose mode the loop is not
 /// running now (it arrived, then the mode changed) waits for that mode while
 /// later jobs of the running mode proceed. Everything the lane learns goes
 /// to the main loop as `LaneReport`s. Worker thread only, `init` aside.
@@ -18,7 +18,7 @@ final class JobLane: @unchecked Sendable {
     let writesRepliesAlways = Atomic<Bool>(false)
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [(Job, ActionOutcome)] = []
-    private var ready = ReadyQueue<Job>()
+    private var ready = JobReadyQueue()
     /// The job running now, and when it started (monotonic nanoseconds).
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
     private var pumping = false

@@ -42,6 +42,7 @@ extension JobScheduler {
             job.error = e
         }
         move(job, to: .ended(end))
+        unschedule(job)
         stats.record(end)
         let queue = job.queue
         queue.outstanding -= 1
@@ -55,7 +56,8 @@ extension JobScheduler {
             gate.arm()
         }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
-                                  state: end.protocolState, error: job.error, clientUID: job.clientUID))
+                                  state: end.protocolState, error: job.error, clientUID: job.clientUID,
+                                  priority: job.request.priority == SubmitRequest.defaultPriority ? nil : job.request.priority))
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }

@@ -9,10 +9,16 @@ extension JobScheduler {
     func replay(_ pending: [DurableJob]) {
         for d in pending {
             let request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
-                                        wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true)
+                                        wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true,
+                                        priority: d.priority, expiresInMs: d.expiresInMs)
             do {
                 let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
                 let job = try accept(request, owner: owner, jobID: d.id, submittedAt: d.submittedAt)
+                if hasExpired(job) {
+                    // Its deadline passed while loopd was down: it never runs.
+                    expire(job)
+                    continue
+                }
                 handOver(job)
                 log(.info, "replaying durable job \(d.id)", [(.jobID, d.id), (.action, d.action)])
             } catch {
@@ -55,6 +61,6 @@ extension DurableJob {
                   placement: job.request.placement.journalValue, delayMs: job.request.delayMs,
                   timeoutMs: job.request.timeoutMs, mode: job.request.mode,
                   submittedAt: job.submittedAtUnixMs, clientUID: job.owner.uid, clientGID: job.owner.gid,
-                  clientGroups: job.owner.groups)
+                  clientGroups: job.owner.groups, priority: job.request.priority, expiresInMs: job.request.expiresInMs)
     }
 }

@@ -42,6 +42,10 @@ final class JobScheduler: @unchecked Sendable {
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
+    /// Deadlines of the jobs that may expire (`JobScheduler+Expiry`).
+    let expiries = JobExpiries()
+    /// The priority each keyed job runs at (`JobPriority`).
+    var keyOrder = KeyOrder()
     /// Jobs accepted and not yet ended, over all workers.
     var outstandingJobs = 0
     /// Returns free memory to the kernel once the daemon is idle after a
@@ -135,6 +139,7 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
+        let s = jobID == nil ? try withSchedulingLimits(s) : s  // a replay keeps what was journaled
         let modes = Job.loopModes(s.mode)
         let queue = try place(s.placement, modes: modes)
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
@@ -149,6 +154,7 @@ final class JobScheduler: @unchecked Sendable {
         let job = Job(id: id, sequence: sequence, request: s, modes: modes, action: action,
                       queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply,
                       metrics: series)
+        schedule(job)
         table.insert(job)
         queue.outstanding += 1
         outstandingJobs += 1

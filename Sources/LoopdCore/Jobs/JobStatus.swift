@@ -8,8 +8,12 @@ enum JobStatus {
         var f: [(String, JSON)] = [
             ("job", .string(job.id)), ("state", .string(job.visibleState().rawValue)),
             ("worker", .string(job.worker.name)), ("action", .string(job.request.action)),
-            ("durable", .bool(job.request.durable)),
+            ("durable", .bool(job.request.durable)), ("priority", .integer(Int64(job.request.priority))),
         ]
+        if job.runPriority != job.request.priority { f.append(("run_priority", .integer(Int64(job.runPriority)))) }
+        if let ms = job.request.expiresInMs {
+            f.append(("expires_at", .string(Timestamp.format(unixMilliseconds: job.submittedAtUnixMs &+ ms))))
+        }
         // Timestamps the lane wrote are read only once its report made them visible here.
         let started = job.state == .running || job.state.isEnded ? job.startedAtUnixMs : 0
         let ended = job.state.isEnded ? job.endedAtUnixMs : 0

@@ -4,6 +4,7 @@ struct Stats {
     var failed = 0
     var timedOut = 0
     var cancelled = 0
+    var expired = 0
     /// Replies to waited jobs the worker that ran them wrote (the main loop slept).
     var repliesByWorker = 0
     /// Replies to waited jobs the main loop wrote: it was busy, or the job never ran.
@@ -21,6 +22,7 @@ struct Stats {
         case .failed: failed += 1
         case .timedOut: timedOut += 1
         case .cancelled: cancelled += 1
+        case .expired: expired += 1
         }
     }
     /// The most recent latencies (acceptance to end) in microseconds.

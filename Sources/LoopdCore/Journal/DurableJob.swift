@@ -1,6 +1,9 @@
 /// A durable job as the journal keeps it: everything needed to queue it
 /// again after a restart, and nothing about how far it got.
 public struct DurableJob: Sendable, Equatable {
+    /// The priority of a job that asked for none (`SubmitRequest.defaultPriority`).
+    public static let defaultPriority: UInt32 = 1 << 31
+
     /// The daemon-assigned job id (unique across restarts).
     public var id: String
     /// The action name (`echo`, an `exec` action, …).
@@ -26,11 +29,16 @@ public struct DurableJob: Sendable, Equatable {
     public var clientGID: UInt32?
     /// The client's supplementary groups when it submitted (SO_PEERGROUPS).
     public var clientGroups: [UInt32]
+    /// `priority` as submitted (the default in records written before loopd had priorities).
+    public var priority: UInt32 = 1 << 31
+    /// `expires_in_ms` as it applied (the request's, or the configured
+    /// default); the deadline is `submittedAt` plus this, in wall time.
+    public var expiresInMs: Int64?
 
     public init(
         id: String, action: String, args: [String], placement: String, delayMs: Int64 = 0,
         timeoutMs: Int64? = nil, mode: String? = nil, submittedAt: Int64, clientUID: UInt32,
-        clientGID: UInt32? = nil, clientGroups: [UInt32] = []
+        clientGID: UInt32? = nil, clientGroups: [UInt32] = [], priority: UInt32 = 1 << 31, expiresInMs: Int64? = nil
     ) {
         self.id = id
         self.action = action
@@ -43,6 +51,8 @@ public struct DurableJob: Sendable, Equatable {
         self.clientUID = clientUID
         self.clientGID = clientGID
         self.clientGroups = clientGroups
+        self.priority = priority
+        self.expiresInMs = expiresInMs
     }
 }
 

@@ -8,7 +8,8 @@
 /// type 1 "submitted" payload := str id · str action · u32 argc · str×argc · str placement
 ///                               · i64 delayMs · opt-i64 timeoutMs · opt-str mode
 ///                               · i64 submittedAt · u32 clientUID
-///                               [· u32 clientGID · u32 groupCount · u32×groupCount]
+///                               [· u32 clientGID · u32 groupCount · u32×groupCount
+///                                [· u32 priority · opt-i64 expiresInMs]]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
 ///                               [· u32 clientUID
 ///                                [· i64 submittedAt · opt-i64 startedAt · str worker · str action
@@ -76,6 +77,12 @@ enum JournalRecord: Equatable {
                 writer.u32(gid)
                 writer.u32(UInt32(job.clientGroups.count))
                 for group in job.clientGroups { writer.u32(group) }
+                // Scheduling: written only when it differs from the default,
+                // so a plain job's record is as before.
+                if job.priority != DurableJob.defaultPriority || job.expiresInMs != nil {
+                    writer.u32(job.priority)
+                    writer.optional(job.expiresInMs) { $0.i64($1) }
+                }
             }
         case let .finished(job):
             writer.bytes.append(2)
@@ -127,6 +134,8 @@ enum JournalRecord: Equatable {
                   let submittedAt = reader.i64(), let uid = reader.u32() else { return nil }
             var gid: UInt32?
             var groups: [UInt32] = []
+            var priority = DurableJob.defaultPriority
+            var expiresInMs: Int64?
             if !reader.isAtEnd {
                 guard let g = reader.u32(), let count = reader.u32(), count <= UInt32(payload.count / 4) else { return nil }
                 for _ in 0..<count {
@@ -135,11 +144,16 @@ enum JournalRecord: Equatable {
                 }
                 gid = g
             }
+            if !reader.isAtEnd {
+                guard let p = reader.u32(), let e = reader.optional({ $0.i64() }) else { return nil }
+                priority = p
+                expiresInMs = e
+            }
             guard reader.isAtEnd else { return nil }
             return .submitted(DurableJob(
                 id: id, action: action, args: args, placement: placement, delayMs: delay,
                 timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
-                clientGID: gid, clientGroups: groups))
+                clientGID: gid, clientGroups: groups, priority: priority, expiresInMs: expiresInMs))
         case 2:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }

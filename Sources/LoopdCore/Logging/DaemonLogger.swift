@@ -10,6 +10,9 @@ public enum LogField: String, Sendable, CaseIterable {
     case durationUsec = "DURATION_USEC"
     case result = "RESULT"
     case clientUID = "CLIENT_UID"
+    /// The job's priority, on the records of a job that asked for one
+    /// (journald's own `PRIORITY` is the record's syslog level).
+    case jobPriority = "JOB_PRIORITY"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and

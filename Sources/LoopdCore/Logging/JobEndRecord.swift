@@ -15,14 +15,17 @@ struct JobEndRecord {
     let error: ProtocolError?
     /// The submitting client's uid.
     let clientUID: UInt32
+    /// The priority it asked for; nil for the default (no field then).
+    var priority: UInt32? = nil
 
     /// Whether the job failed or timed out: what an operator is warned of.
     var isFailure: Bool { state == .failed || state == .timedOut }
 
-    /// A failed or timed-out job is a warning; any other end (cancelled too) is info.
-    var level: Logger.Level { isFailure ? .warning : .info }
+    /// A failed or timed-out job is a warning; an expired one a notice
+    /// (work that never ran); any other end (cancelled too) is info.
+    var level: Logger.Level { isFailure ? .warning : state == .expired ? .notice : .info }
 
-    var messageID: MessageID { isFailure ? .jobFailed : .jobFinished }
+    var messageID: MessageID { isFailure ? .jobFailed : state == .expired ? .jobExpired : .jobFinished }
 
     /// RESULT: the error code, or the state for a job without error.
     var result: String { error?.code.rawValue ?? state.rawValue }
@@ -35,8 +38,10 @@ struct JobEndRecord {
     }
 
     var fields: [(LogField, String)] {
-        [(.jobID, jobID), (.worker, worker), (.action, action), (.durationUsec, String(durationUsec)),
-         (.result, result), (.clientUID, String(clientUID))]
+        var f: [(LogField, String)] = [(.jobID, jobID), (.worker, worker), (.action, action),
+                                       (.durationUsec, String(durationUsec)), (.result, result), (.clientUID, String(clientUID))]
+        if let priority { f.append((.jobPriority, String(priority))) }
+        return f
     }
 }
 
@@ -72,7 +77,7 @@ extension DirectLogHandler {
 extension StderrLogHandler {
     /// Writes a job's end as `log(event:)` would, from its parts: the text,
     /// then the fields in name order (ACTION, CLIENT_UID, DURATION_USEC,
-    /// JOB_ID, RESULT, WORKER).
+    /// JOB_ID, JOB_PRIORITY when given, RESULT, WORKER).
     func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
         flushHeld()
         var out: [UInt8] = []
@@ -108,6 +113,10 @@ extension StderrLogHandler {
         out.appendDecimal(r.durationUsec)
         out.appendLiteral(" JOB_ID=")
         out.appendUTF8(r.jobID)
+        if let priority = r.priority {
+            out.appendLiteral(" JOB_PRIORITY=")
+            out.appendDecimal(UInt64(priority))
+        }
         out.appendLiteral(" RESULT=")
         out.appendUTF8(r.result)
         out.appendLiteral(" WORKER=")

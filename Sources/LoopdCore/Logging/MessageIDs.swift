@@ -19,4 +19,6 @@ public enum MessageID: String, Sendable, CaseIterable {
     case jobFailed = "5119e5880d1348fb9d0050fbebe6f003"
     /// A job finished (completed or failed): the per-job record.
     case jobFinished = "0c1f723c41f147c5824df2c5e5806d03"
+    /// A job's `expires_in_ms` passed before it started; it never ran.
+    case jobExpired = "c6d98d019a274f8caa098b87cb58250b"
 }

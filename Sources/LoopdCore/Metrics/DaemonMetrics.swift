@@ -153,7 +153,7 @@ final class JobMetrics: Sendable {
     private let ended: [Counter]
 
     /// The ways a job ends, each a `state` label of `loopd_jobs_ended_total`.
-    static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled]
+    static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled, .expired]
     /// From the start on the worker to the end, of every job that started.
     let runSeconds: ValueHistogram
 
@@ -165,7 +165,7 @@ final class JobMetrics: Sendable {
             descriptor: DaemonMetrics.name("jobs", "accepted", "total", "Jobs accepted, by action and worker."),
             labels: labels)
         let endedName = DaemonMetrics.name("jobs", "ended", "total",
-                                           "Jobs that ended, by action, worker and how: completed, failed, timed_out, cancelled.")
+                                           "Jobs that ended, by action, worker and how: completed, failed, timed_out, cancelled, expired.")
         ended = Self.endStates.map { state in
             registry.makeCounter(descriptor: endedName, labels: labels + [("state", state.rawValue)])
         }
@@ -182,6 +182,7 @@ final class JobMetrics: Sendable {
         case .failed: ended[1].increment()
         case .timedOut: ended[2].increment()
         case .cancelled: ended[3].increment()
+        case .expired: ended[4].increment()
         default: assertionFailure("\(state) is not how a job ends")
         }
     }

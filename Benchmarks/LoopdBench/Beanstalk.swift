@@ -1,0 +1,103 @@
+import LoopPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The queue reference for the priorities row: beanstalkd on a Unix
+/// socket (`-l unix:PATH`, beanstalkd 1.12), no binlog, driven by this
+/// benchmark's own client with `put <pri> 0 60 1` pipelined.
+final class BeanstalkReference {
+    let pid: pid_t
+    let socketPath: String
+    let version: String
+
+    /// Starts beanstalkd; throws (with the reason) when it is not installed.
+    static func start(directory: String) throws(BenchError) -> BeanstalkReference {
+        guard let binary = Files.which("beanstalkd") else {
+            throw BenchError("beanstalkd not found (apt-get install beanstalkd)")
+        }
+        return try BeanstalkReference(binary: binary, directory: directory)
+    }
+
+    private init(binary: String, directory: String) throws(BenchError) {
+        socketPath = directory + "/beanstalkd.sock"
+        _ = unlink(socketPath)  // the previous round's
+        pid = try Processes.spawn(binary, ["-l", "unix:" + socketPath], cwd: directory, logPath: directory + "/beanstalkd.log")
+        Children.beanstalkd.store(pid, ordering: .releasing)
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while (try? ClientSocket.connect(path: socketPath, ioTimeoutSeconds: 2)).map({ ClientSocket.close($0); return true }) != true {
+            if let status = Processes.exitStatus(pid) {
+                Children.beanstalkd.store(0, ordering: .releasing)
+                throw BenchError("beanstalkd \(status): \(Files.read(directory + "/beanstalkd.log") ?? "")")
+            }
+            if monotonicNanoseconds() > deadline {
+                _ = Processes.stop(pid, graceSeconds: 2)
+                Children.beanstalkd.store(0, ordering: .releasing)
+                throw BenchError("beanstalkd did not accept a connection within 10 s")
+            }
+            blockThread(milliseconds: 20)
+        }
+        version = "beanstalkd 1.12"
+    }
+
+    /// Puts jobs of random priority (`priorities`, cycled) for `seconds`,
+    /// keeping `depth` in flight; every reply must be `INSERTED <id>`.
+    /// Returns (jobs, seconds).
+    func put(depth: Int, priorities: [UInt32], seconds: Double) throws(BenchError) -> (jobs: Int, seconds: Double) {
+        let fd = try ClientSocket.connect(path: socketPath, ioTimeoutSeconds: 10)
+        defer { ClientSocket.close(fd) }
+        let requests = priorities.map { Array("put \($0) 0 60 1\r\nx\r\n".utf8) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { buffer.deallocate() }
+        var pending: [UInt8] = []
+        var sent = 0, answered = 0, carry = 0
+        let start = monotonicNanoseconds()
+        let stopAt = start + UInt64(seconds * 1e9)
+        var now = start
+        repeat {
+            if now < stopAt {
+                while sent - answered < depth {
+                    pending += requests[sent % requests.count]
+                    sent += 1
+                }
+                try ClientSocket.writeAll(fd, pending)
+                pending.removeAll(keepingCapacity: true)
+            }
+            let n = try ClientSocket.read(fd, buffer.baseAddress! + carry, buffer.count - carry)
+            guard n > 0 else { throw BenchError("beanstalkd closed the connection") }
+            // Count whole lines; each must be INSERTED.
+            let bytes = buffer.bindMemory(to: UInt8.self)
+            var lineStart = 0
+            for i in 0..<(carry + n) where bytes[i] == 0x0A {
+                guard bytes[lineStart] == UInt8(ascii: "I") else {
+                    throw BenchError("beanstalkd replied \(String(decoding: bytes[lineStart...i], as: UTF8.self))")
+                }
+                answered += 1
+                lineStart = i + 1
+            }
+            carry = carry + n - lineStart
+            if carry > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + lineStart, carry) }
+            now = monotonicNanoseconds()
+        } while answered < sent
+        return (answered, Double(now - start) / 1e9)
+    }
+
+    /// Stops beanstalkd.
+    func stop() -> String { stopProcess() }
+
+    private func stopProcess() -> String {
+        defer { Children.beanstalkd.store(0, ordering: .releasing) }
+        return Processes.stop(pid, graceSeconds: 2)
+    }
+}
+
+/// Random priorities for the priorities row, the same for loopd and beanstalkd.
+enum RandomPriorities {
+    static let values: [UInt32] = {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return (0..<4096).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt32(truncatingIfNeeded: state >> 33)
+        }
+    }()
+}
