@@ -33,6 +33,13 @@ public struct SubmitRequest: Sendable, Equatable {
     /// The worker run mode the job needs; nil: the default mode; "common": any mode the worker runs.
     public var mode: String?
     public var durable = false
+    /// Extra attempts after a failed or timed-out one (`retries`); 0: none.
+    public var retries = 0
+    /// The base of the exponential backoff between attempts (`retry_backoff_ms`).
+    public var retryBackoffMs: Int64 = RequestLimits.defaultRetryBackoffMs
+    /// The client's idempotency key (`unique_key`): a second submit with it
+    /// gets the first job back.
+    public var uniqueKey: String?
 
     public init(action: String, args: [String] = [], placement: Placement = .any, wait: Bool = true,
                 delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false) {

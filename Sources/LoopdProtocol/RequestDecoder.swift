@@ -117,6 +117,7 @@ public enum RequestDecoder {
         s.delayMs = try f.optionalInteger("delay_ms", in: 0...RequestLimits.maxDelayMs) ?? 0
         s.timeoutMs = try f.optionalInteger("timeout_ms", in: 1...RequestLimits.maxTimeoutMs)
         s.mode = try f.optionalName("mode")
+        try retryFields(&f, into: &s)
         return s
     }
 }

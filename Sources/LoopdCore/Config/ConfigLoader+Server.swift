@@ -86,7 +86,7 @@ extension ConfigLoader {
     static func readLimits(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Limits {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
-            "max_retained_bytes",
+            "max_retained_bytes", "max_retries", "max_retry_backoff_ms", "max_unique_key_bytes",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -98,6 +98,9 @@ extension ConfigLoader {
             l.maxPendingReplyBytes = n
         }
         if let n = try t.intValue("max_retained_bytes", in: ConfigRanges.maxRetainedBytes) { l.maxRetainedBytes = n }
+        if let n = try t.intValue("max_retries", in: ConfigRanges.maxRetries) { l.maxRetries = n }
+        if let n = try t.int("max_retry_backoff_ms", in: ConfigRanges.maxRetryBackoffMs) { l.maxRetryBackoffMs = n }
+        if let n = try t.intValue("max_unique_key_bytes", in: ConfigRanges.maxUniqueKeyBytes) { l.maxUniqueKeyBytes = n }
         return l
     }
 

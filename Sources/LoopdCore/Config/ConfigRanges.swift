@@ -21,6 +21,13 @@ enum ConfigRanges {
     /// From 64 KiB (a few hundred small results) to 64 GiB.
     static let maxRetainedBytes: ClosedRange<Int64> = 65_536...68_719_476_736
 
+    /// 0 is allowed: no job may retry. The protocol's own bound is the top.
+    static let maxRetries: ClosedRange<Int64> = 0...1000
+    /// From 1 ms to a day.
+    static let maxRetryBackoffMs: ClosedRange<Int64> = 1...86_400_000
+    /// The protocol's own bound is the top.
+    static let maxUniqueKeyBytes: ClosedRange<Int64> = 1...4096
+
     /// 0 is allowed: finished durable jobs are forgotten at once.
     static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000
 

@@ -68,6 +68,12 @@ public struct DaemonConfig: Sendable, Equatable {
         /// `status` may hold (besides the count bound of 100,000); the
         /// oldest finished job is forgotten first.
         public var maxRetainedBytes = 67_108_864
+        /// `max_retries`: the most `retries` a submit may ask for.
+        public var maxRetries = 10
+        /// `max_retry_backoff_ms`: the cap of the backoff between attempts.
+        public var maxRetryBackoffMs: Int64 = 300_000
+        /// `max_unique_key_bytes`: the longest `unique_key` a submit may give.
+        public var maxUniqueKeyBytes = 256
         /// The documented defaults.
         public init() {}
     }

@@ -46,6 +46,11 @@ final class Job: @unchecked Sendable {
     /// When it ended on its worker, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
 
+    // MARK: written by the main thread before each hand-over; read by the lane after it
+    /// Which attempt this is, the failed ones before it, and the backoff
+    /// before it (see `JobScheduler+Retries`).
+    nonisolated(unsafe) var retry = RetryState()
+
     // MARK: main thread only
     /// Where it is in its life; only `advance(to:)` changes it.
     private(set) var state = State.accepted
@@ -101,7 +106,7 @@ final class Job: @unchecked Sendable {
         case .running: return .running
         case .forgotten: preconditionFailure("job \(id) was forgotten: nothing may ask its state")
         case .accepted, .awaitingCommit:
-            return request.delayMs > 0 ? .delayed : waitingState
+            return handOverDelayMs > 0 ? .delayed : waitingState
         case .delayed(let until):
             if claim.isStarted { return .running }
             return (now ?? monotonicNanoseconds()) < until ? .delayed : waitingState

@@ -8,16 +8,26 @@
 /// type 1 "submitted" payload := str id · str action · u32 argc · str×argc · str placement
 ///                               · i64 delayMs · opt-i64 timeoutMs · opt-str mode
 ///                               · i64 submittedAt · u32 clientUID
-///                               [· u32 clientGID · u32 groupCount · u32×groupCount]
+///                               [· u32 clientGID · u32 groupCount · u32×groupCount
+///                                [· u32 retries · i64 retryBackoffMs · opt-str uniqueKey
+///                                 · u32 attemptsDone · attempts]]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
 ///                               [· u32 clientUID
 ///                                [· i64 submittedAt · opt-i64 startedAt · str worker · str action
-///                                 · opt-str errorCode · opt-str errorMessage]]
+///                                 · opt-str errorCode · opt-str errorMessage
+///                                 [· u32 attempt · attempts · opt-str uniqueKey]]]
+/// attempts := u32 count (≤ 8) · (u32 attempt · str code · str message · i64 endedAt)×count
 /// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
 /// ```
 ///
 /// The bracketed tails were added after the first release; a record without
 /// one (written by an older loopd) still reads, with those fields unknown.
+/// The retry tails (0.2.0) are written only for a job with `retries` or a
+/// `unique_key`, so a journal of jobs without them stays readable by 0.1.0.
+/// A submitted record is appended again, with `attemptsDone` raised, each
+/// time an attempt of a durable job fails and it will retry (the later
+/// record wins); a submitted record whose job has no gid but needs the
+/// retry tail writes gid 0xFFFFFFFF, which reads back as unknown.
 ///
 /// The checksum covers the length, so a flipped length bit cannot make the
 /// reader skip to a wrong boundary unnoticed; it covers the type, so a record
@@ -26,6 +36,10 @@
 enum JournalRecord: Equatable {
     case submitted(DurableJob)
     case finished(FinishedJob)
+
+    /// The gid written for "unknown" when a later tail follows: (gid_t)-1,
+    /// which the kernel uses for "no id" and the config never accepts.
+    static let unknownGID = UInt32.max
 
     /// Bytes before the payload: length, crc, type.
     static let headerBytes = 9
@@ -72,10 +86,17 @@ enum JournalRecord: Equatable {
             writer.optional(job.mode) { $0.string($1) }
             writer.i64(job.submittedAt)
             writer.u32(job.clientUID)
-            if let gid = job.clientGID {
-                writer.u32(gid)
+            if job.clientGID != nil || job.hasRetryTail {
+                writer.u32(job.clientGID ?? Self.unknownGID)
                 writer.u32(UInt32(job.clientGroups.count))
                 for group in job.clientGroups { writer.u32(group) }
+            }
+            if job.hasRetryTail {
+                writer.u32(UInt32(job.retries))
+                writer.i64(job.retryBackoffMs)
+                writer.optional(job.uniqueKey) { $0.string($1) }
+                writer.u32(UInt32(job.attemptsDone))
+                writer.attempts(job.attemptErrors)
             }
         case let .finished(job):
             writer.bytes.append(2)
@@ -92,6 +113,11 @@ enum JournalRecord: Equatable {
                     writer.string(d.action)
                     writer.optional(d.errorCode) { $0.string($1) }
                     writer.optional(d.errorMessage) { $0.string($1) }
+                    if d.hasRetryTail {
+                        writer.u32(UInt32(d.attempt))
+                        writer.attempts(d.attemptErrors)
+                        writer.optional(d.uniqueKey) { $0.string($1) }
+                    }
                 }
             }
         }
@@ -133,13 +159,23 @@ enum JournalRecord: Equatable {
                     guard let group = reader.u32() else { return nil }
                     groups.append(group)
                 }
-                gid = g
+                gid = g == Self.unknownGID ? nil : g
             }
-            guard reader.isAtEnd else { return nil }
-            return .submitted(DurableJob(
+            var job = DurableJob(
                 id: id, action: action, args: args, placement: placement, delayMs: delay,
                 timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
-                clientGID: gid, clientGroups: groups))
+                clientGID: gid, clientGroups: groups)
+            if !reader.isAtEnd {
+                guard let retries = reader.u32(), let backoff = reader.i64(), let key = reader.optional({ $0.string() }),
+                      let done = reader.u32(), let errors = reader.attempts() else { return nil }
+                job.retries = Int(retries)
+                job.retryBackoffMs = backoff
+                job.uniqueKey = key
+                job.attemptsDone = Int(done)
+                job.attemptErrors = errors
+            }
+            guard reader.isAtEnd else { return nil }
+            return .submitted(job)
         case 2:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }
@@ -156,6 +192,13 @@ enum JournalRecord: Equatable {
                 else { return nil }
                 details = FinishedJob.Details(submittedAt: submittedAt, startedAt: startedAt, worker: worker,
                                               action: action, errorCode: code, errorMessage: message)
+            }
+            if !reader.isAtEnd {
+                guard let attempt = reader.u32(), let errors = reader.attempts(),
+                      let key = reader.optional({ $0.string() }) else { return nil }
+                details?.attempt = Int(attempt)
+                details?.attemptErrors = errors
+                details?.uniqueKey = key
             }
             guard reader.isAtEnd else { return nil }
             return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt,

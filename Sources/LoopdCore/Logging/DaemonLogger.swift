@@ -10,6 +10,8 @@ public enum LogField: String, Sendable, CaseIterable {
     case durationUsec = "DURATION_USEC"
     case result = "RESULT"
     case clientUID = "CLIENT_UID"
+    /// Which attempt of a job with `retries` ended (from 1).
+    case attempt = "ATTEMPT"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and
