@@ -44,6 +44,7 @@ extension JobScheduler {
         case .failure(let e, let result):
             job.result = result
             job.error = e
+            if job.request.retries > 0 { recordLastAttempt(job, e) }
         }
         move(job, to: .ended(end))
         stats.record(end)

@@ -109,6 +109,14 @@ extension JobScheduler {
         }
     }
 
+    /// A job with `retries` ended on a failed or timed-out attempt: that
+    /// attempt's error joins the others, so `attempts` lists every one.
+    func recordLastAttempt(_ job: Job, _ error: ProtocolError) {
+        guard error.code == .jobFailed || error.code == .timeout else { return }
+        AttemptRecord.append(AttemptRecord(attempt: job.retry.attempt, code: error.code.rawValue, message: error.message,
+                                           endedAt: job.endedAtUnixMs), to: &job.retry.errors)
+    }
+
     /// Restores a replayed durable job's attempts from its journal record.
     func restoreAttempts(_ job: Job, from d: DurableJob) {
         guard d.attemptsDone > 0 else { return }
