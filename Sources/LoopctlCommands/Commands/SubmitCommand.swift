@@ -9,7 +9,8 @@ public struct SubmitCommand: ClientCommand {
         abstract: "Run a job: an action with arguments, on a worker.",
         usage: """
             loopctl submit [--worker <name> | --key <key>] [--no-wait] [--delay <ms>] [--timeout <ms>] \
-            [--mode <mode>] [--durable] [--socket <path>] [--json] [--] <action> [<args> ...]
+            [--mode <mode>] [--durable] [--retries <n>] [--retry-backoff-ms <ms>] [--unique-key <key>] \
+            [--socket <path>] [--json] [--] <action> [<args> ...]
             """,
         discussion: """
             Options go before the action: everything after it, dashes included, \
@@ -54,6 +55,21 @@ public struct SubmitCommand: ClientCommand {
     @Flag(help: "Journal the job before it is acknowledged; it survives a daemon crash.")
     public var durable = false
 
+    /// `--retries`: extra attempts after a failed or timed-out one.
+    @Option(help: ArgumentHelp("Run the job up to this many more times if it fails or times out.", valueName: "n"))
+    public var retries: Int?
+
+    /// `--retry-backoff-ms`: the base of the exponential backoff between attempts.
+    @Option(name: .customLong("retry-backoff-ms"),
+            help: ArgumentHelp("Base of the backoff between attempts (doubling, with full jitter).", valueName: "ms"))
+    public var retryBackoffMs: Int64?
+
+    /// `--unique-key`: a second submit with this key gets the first job back.
+    @Option(name: .customLong("unique-key"),
+            help: ArgumentHelp("Idempotency key: while a job of yours with this key is known, submit returns it instead of a new one.",
+                               valueName: "key"))
+    public var uniqueKey: String?
+
     /// The action and its arguments, captured verbatim: once the action is
     /// seen, nothing after it is parsed as a loopctl option.
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
@@ -88,6 +104,15 @@ public struct SubmitCommand: ClientCommand {
         if let timeout, !(1...RequestLimits.maxTimeoutMs).contains(timeout) {
             throw ValidationError("--timeout must be 1...\(RequestLimits.maxTimeoutMs) ms.")
         }
+        if let retries, !(0...RequestLimits.maxRetries).contains(retries) {
+            throw ValidationError("--retries must be 0...\(RequestLimits.maxRetries).")
+        }
+        if let retryBackoffMs, !(0...RequestLimits.maxRetryBackoffMs).contains(retryBackoffMs) {
+            throw ValidationError("--retry-backoff-ms must be 0...\(RequestLimits.maxRetryBackoffMs) ms.")
+        }
+        if let uniqueKey, uniqueKey.isEmpty || uniqueKey.utf8.count > RequestLimits.maxUniqueKeyBytes {
+            throw ValidationError("--unique-key must be 1...\(RequestLimits.maxUniqueKeyBytes) bytes.")
+        }
     }
 
     /// The request line's members after `id`.
@@ -100,6 +125,9 @@ public struct SubmitCommand: ClientCommand {
         if let timeout { fields.append(("timeout_ms", .integer(timeout))) }
         if let mode { fields.append(("mode", .string(mode))) }
         if durable { fields.append(("durable", true)) }
+        if let retries { fields.append(("retries", .integer(Int64(retries)))) }
+        if let retryBackoffMs { fields.append(("retry_backoff_ms", .integer(retryBackoffMs))) }
+        if let uniqueKey { fields.append(("unique_key", .string(uniqueKey))) }
         return fields
     }
 
