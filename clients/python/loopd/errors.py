@@ -101,6 +101,16 @@ class JobError(LoopdError):
         """The action's (partial) result, e.g. an exec child's exit code and output."""
         return self.reply.get("result")
 
+    @property
+    def attempt(self) -> Optional[int]:
+        """The attempt it ended on, for a job submitted with ``retries``."""
+        return self.reply.get("attempt")
+
+    @property
+    def duplicate(self) -> bool:
+        """Whether the submit's ``unique_key`` named a job already known (this one)."""
+        return bool(self.reply.get("duplicate", False))
+
 
 class LoopdConnectionError(LoopdError, builtins.ConnectionError):
     """The client cannot reach the daemon: the socket is missing, refused,
