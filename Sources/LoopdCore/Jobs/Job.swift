@@ -47,9 +47,8 @@ final class Job: @unchecked Sendable {
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
 
     // MARK: written by the main thread before each hand-over; read by the lane after it
-    /// Which attempt this is, the failed ones before it, and the backoff
-    /// before it (see `JobScheduler+Retries`).
-    nonisolated(unsafe) var retry = RetryState()
+    /// Which attempt runs (or ran last), from 1 (see `JobScheduler+Retries`).
+    nonisolated(unsafe) var attempt = 1
 
     // MARK: main thread only
     /// Where it is in its life; only `advance(to:)` changes it.
@@ -58,6 +57,8 @@ final class Job: @unchecked Sendable {
     var error: ProtocolError?
     /// The uid whose `cancel` request is stopping, or stopped, it.
     var cancelRequestedBy: UInt32?
+    /// The failed attempts' errors and the backoff before this attempt.
+    var retry = RetryState()
 
     var clientUID: UInt32 { owner.uid }
 

@@ -61,7 +61,7 @@ extension JobScheduler {
         }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
-                                  attempt: job.request.retries > 0 ? job.retry.attempt : nil))
+                                  attempt: job.request.retries > 0 ? job.attempt : nil))
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
@@ -109,7 +109,7 @@ extension FinishedJob {
                                                startedAt: job.startedAtUnixMs == 0 ? nil : job.startedAtUnixMs,
                                                worker: job.worker.name, action: job.request.action,
                                                errorCode: job.error?.code.rawValue, errorMessage: job.error?.message,
-                                               attempt: job.retry.attempt, attemptErrors: job.retry.errors,
+                                               attempt: job.attempt, attemptErrors: job.retry.errors,
                                                uniqueKey: job.request.uniqueKey))
     }
 }

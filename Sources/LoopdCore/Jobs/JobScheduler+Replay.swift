@@ -69,7 +69,7 @@ extension DurableJob {
         retries = job.request.retries
         retryBackoffMs = job.request.retryBackoffMs
         uniqueKey = job.request.uniqueKey
-        attemptsDone = job.retry.attempt - 1
+        attemptsDone = job.attempt - 1
         attemptErrors = job.retry.errors
     }
 }

@@ -1,12 +1,9 @@
 import LoopPlatform
 import LoopdProtocol
 
-/// Where a job is in its attempts. Written by the main thread before each
-/// hand-over to the lane; the lane reads it while the attempt runs and
-/// before it reports the attempt's end.
+/// What the main thread keeps of a job's earlier attempts (the attempt
+/// number itself is `Job.attempt`, which the lane reads too).
 struct RetryState {
-    /// Which attempt runs (or ran last), from 1.
-    var attempt = 1
     /// The failed attempts' errors, the last `AttemptRecord.limit`.
     var errors: [AttemptRecord] = []
     /// The backoff before the current attempt; nil for the first, which
@@ -46,7 +43,7 @@ extension Job {
     func willRetry(after outcome: ActionOutcome) -> Bool {
         guard request.retries > 0, case .failure(let error, _) = outcome else { return false }
         guard error.code == .jobFailed || error.code == .timeout else { return false }
-        return retry.attempt <= request.retries
+        return attempt <= request.retries
     }
 }
 
@@ -72,7 +69,7 @@ extension JobScheduler {
     /// attempt) and any other ends with this attempt's outcome.
     func retry(_ job: Job, after outcome: ActionOutcome) {
         guard case .failure(let error, _) = outcome else { return }
-        let attempt = job.retry.attempt
+        let attempt = job.attempt
         if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
         AttemptRecord.append(AttemptRecord(attempt: attempt, code: error.code.rawValue, message: error.message,
                                            endedAt: job.endedAtUnixMs), to: &job.retry.errors)
@@ -93,7 +90,7 @@ extension JobScheduler {
                                   state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
                                   attempt: attempt, retryInMs: delay))
         stats.retries += 1
-        job.retry.attempt = attempt + 1
+        job.attempt = attempt + 1
         job.retry.delayMs = delay
         job.startedAtUnixMs = 0
         job.endedAtUnixMs = 0
@@ -113,14 +110,14 @@ extension JobScheduler {
     /// attempt's error joins the others, so `attempts` lists every one.
     func recordLastAttempt(_ job: Job, _ error: ProtocolError) {
         guard error.code == .jobFailed || error.code == .timeout else { return }
-        AttemptRecord.append(AttemptRecord(attempt: job.retry.attempt, code: error.code.rawValue, message: error.message,
+        AttemptRecord.append(AttemptRecord(attempt: job.attempt, code: error.code.rawValue, message: error.message,
                                            endedAt: job.endedAtUnixMs), to: &job.retry.errors)
     }
 
     /// Restores a replayed durable job's attempts from its journal record.
     func restoreAttempts(_ job: Job, from d: DurableJob) {
         guard d.attemptsDone > 0 else { return }
-        job.retry.attempt = d.attemptsDone + 1
+        job.attempt = d.attemptsDone + 1
         job.retry.errors = d.attemptErrors
         job.retry.delayMs = RetryBackoff.delay(afterAttempt: d.attemptsDone, baseMs: d.retryBackoffMs,
                                                capMs: config.limits.maxRetryBackoffMs, jitter: retryJitter)

@@ -233,7 +233,7 @@ final class JobScheduler: @unchecked Sendable {
                 let error = ProtocolError(.journalUnavailable, "the job could not be made durable: \(failure)")
                 if let ack = entry.ack { ack.sink.send { Response.error(id: ack.requestID, error, into: &$0) } }
                 // A retry's submit record is durable already: its end is journaled.
-                end(job, .failure(error, result: .object([])), journaled: job.retry.attempt > 1)
+                end(job, .failure(error, result: .object([])), journaled: job.attempt > 1)
                 continue
             }
             handOver(job)

@@ -18,7 +18,7 @@ enum JobStatus {
         if includeResult, let result = job.result { f.append(("result", result)) }
         if let e = job.error { f.append(("error", e.json)) }
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
-        retryFields(attempt: job.retry.attempt, retries: job.request.retries, uniqueKey: job.request.uniqueKey,
+        retryFields(attempt: job.attempt, retries: job.request.retries, uniqueKey: job.request.uniqueKey,
                     errors: job.retry.errors, includeAttempts: includeResult, into: &f)
         return f
     }
