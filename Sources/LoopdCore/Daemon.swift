@@ -89,7 +89,7 @@ public final class Daemon: @unchecked Sendable {
         // run, not to the thread's loop: restored when the run ends.
         let spinBefore = loop.spinBeforeSleeping
         server.startWorkers()
-        server.scheduler.replay(journal.recovered.pending)
+        server.scheduler.replay(journal.recovered.pending, finished: journal.recovered.finished)
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)

@@ -37,6 +37,13 @@ public struct SubmitRequest: Sendable, Equatable {
     public var priority: UInt32 = SubmitRequest.defaultPriority
     /// End the job `expired` if it has not started this many milliseconds after submission; nil: never.
     public var expiresInMs: Int64?
+    /// Extra attempts after a failed or timed-out one (`retries`); 0: none.
+    public var retries = 0
+    /// The base of the exponential backoff between attempts (`retry_backoff_ms`).
+    public var retryBackoffMs: Int64 = RequestLimits.defaultRetryBackoffMs
+    /// The client's idempotency key (`unique_key`): a second submit with it
+    /// gets the first job back.
+    public var uniqueKey: String?
 
     public init(action: String, args: [String] = [], placement: Placement = .any, wait: Bool = true,
                 delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false,

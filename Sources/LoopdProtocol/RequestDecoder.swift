@@ -122,6 +122,7 @@ public enum RequestDecoder {
         s.mode = try f.optionalName("mode")
         if let p = try f.optionalInteger("priority", in: 0...Int64(UInt32.max)) { s.priority = UInt32(p) }
         s.expiresInMs = try f.optionalInteger("expires_in_ms", in: 1...RequestLimits.maxExpiresInMs)
+        try retryFields(&f, into: &s)
         return s
     }
 }

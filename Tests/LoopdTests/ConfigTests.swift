@@ -252,6 +252,12 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[limits]\nmax_connections = 0\n", key: "limits.max_connections", "between 1 and 100000"),
     .adding("[limits]\nmax_queued_jobs_per_worker = -1\n", key: "limits.max_queued_jobs_per_worker", "got -1"),
     .adding("[limits]\nmax_pending_reply_bytes = 1.5\n", key: "limits.max_pending_reply_bytes", "got 1.5"),
+    // Retries and unique keys (submit's retries, retry_backoff_ms, unique_key).
+    .adding("[limits]\nmax_retries = 1001\n", key: "limits.max_retries", "between 0 and 1000, got 1001"),
+    .adding("[limits]\nmax_retries = -1\n", key: "limits.max_retries", "got -1"),
+    .adding("[limits]\nmax_retry_backoff_ms = 0\n", key: "limits.max_retry_backoff_ms", "between 1 and 86400000, got 0"),
+    .adding("[limits]\nmax_unique_key_bytes = 4097\n", key: "limits.max_unique_key_bytes", "between 1 and 4096, got 4097"),
+    .adding("[limits]\nmax_unique_key_bytes = \"256\"\n", key: "limits.max_unique_key_bytes", #"got "256""#),
     .adding("[server]\ndebug_actions = \"yes\"\n", key: "server.debug_actions", "true or false"),
     .adding("[server]\nstall_threshold_ms = 0\n", key: "server.stall_threshold_ms", "between 100 and"),
     .adding("[server]\nshutdown_grace_ms = -1\n", key: "server.shutdown_grace_ms", "got -1"),

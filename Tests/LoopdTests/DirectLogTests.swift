@@ -55,6 +55,11 @@ import Testing
                          error: ProtocolError(.cancelled, "cancelled"), clientUID: 1000),
             JobEndRecord(jobID: "j-4", worker: "w1", action: "sleep", durationUsec: 5000, state: .timedOut,
                          error: ProtocolError(.timeout, "sleep timed out"), clientUID: 0),
+            // Retries: a retried attempt, and the last one.
+            JobEndRecord(jobID: "j-5", worker: "w1", action: "fail", durationUsec: 70, state: .failed,
+                         error: ProtocolError(.jobFailed, "boom"), clientUID: 0, attempt: 2, retryInMs: 180),
+            JobEndRecord(jobID: "j-5", worker: "w1", action: "fail", durationUsec: 90, state: .failed,
+                         error: ProtocolError(.jobFailed, "boom"), clientUID: 0, attempt: 3),
         ]
         for r in records {
             log.jobEnded(r)
@@ -68,6 +73,12 @@ import Testing
         // A timeout is a failure an operator is warned of, with its own state in the text.
         #expect(records[3].message == "job j-4 (sleep) timed_out: sleep timed out" && records[3].level == .warning)
         #expect(records[3].messageID == .jobFailed && records[3].result == "timeout")
+        // Retries: every attempt's end has ATTEMPT=; a retried one says when the next comes.
+        #expect(records[4].message == "job j-5 (fail) attempt 2 failed: boom; retrying in 180 ms")
+        #expect(records[4].fields.contains { $0.0 == .attempt && $0.1 == "2" })
+        #expect(records[5].message == "job j-5 (fail) failed: boom")
+        #expect(records[5].fields.contains { $0.0 == .attempt && $0.1 == "3" })
+        #expect(!records[0].fields.contains { $0.0 == .attempt })
     }
 
     /// Held job-end lines are written once the loop has run its batch, and

@@ -28,6 +28,10 @@ import Testing
             "awaiting commit>delayed", "awaiting commit>queued", "awaiting commit>ended",
             "delayed>running", "delayed>ended", "queued>running", "queued>ended", "running>ended",
             "ended>forgotten",
+            // A failed attempt that is retried goes back to wait (durable: for its commit).
+            "delayed>awaiting commit", "queued>awaiting commit", "running>awaiting commit",
+            "delayed>delayed", "queued>delayed", "running>delayed",
+            "delayed>queued", "queued>queued", "running>queued",
         ]
         for from in Self.sample {
             for to in Self.sample {

@@ -306,6 +306,20 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         #expect(plainBytes.count == bytes.count - 4 - 1 - 8, "a job with neither writes the record as before")
         #expect(JournalRecord.decode(type: plainBytes[8], payload: plainBytes[9...]) == .submitted(plain))
     }
+
+    @Test("durable jobs: the scheduling tails nest, so retries and a unique key read back with or without a priority",
+          arguments: [DurableJob.defaultPriority, 7])
+    func journalRecordWithRetriesRoundTrip(priority: UInt32) throws {
+        var job = DurableJob(id: "j", action: "echo", args: ["a"], placement: "key:k", submittedAt: 5, clientUID: 1,
+                             priority: priority)
+        job.retries = 3
+        job.retryBackoffMs = 250
+        job.uniqueKey = "order-42"
+        job.attemptsDone = 1
+        var bytes: [UInt8] = []
+        try JournalRecord.submitted(job).encode(into: &bytes)
+        #expect(JournalRecord.decode(type: bytes[8], payload: bytes[9...]) == .submitted(job))
+    }
 }
 
 @Suite("priority and expiry: hostile input") struct SchedulingInputTests {

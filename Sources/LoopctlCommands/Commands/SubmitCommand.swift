@@ -9,8 +9,8 @@ public struct SubmitCommand: ClientCommand {
         abstract: "Run a job: an action with arguments, on a worker.",
         usage: """
             loopctl submit [--worker <name> | --key <key>] [--no-wait] [--delay <ms>] [--timeout <ms>] \
-            [--mode <mode>] [--durable] [--priority <n>] [--expires-in <ms>] [--socket <path>] [--json] \
-            [--] <action> [<args> ...]
+            [--mode <mode>] [--durable] [--priority <n>] [--expires-in <ms>] [--retries <n>] \
+            [--retry-backoff-ms <ms>] [--unique-key <key>] [--socket <path>] [--json] [--] <action> [<args> ...]
             """,
         discussion: """
             Options go before the action: everything after it, dashes included, \
@@ -63,6 +63,21 @@ public struct SubmitCommand: ClientCommand {
     @Option(name: .customLong("expires-in"), help: ArgumentHelp("End the job expired (exit 8) if it has not started this many milliseconds after submission.", valueName: "ms"))
     public var expiresIn: Int64?
 
+    /// `--retries`: extra attempts after a failed or timed-out one.
+    @Option(help: ArgumentHelp("Run the job up to this many more times if it fails or times out.", valueName: "n"))
+    public var retries: Int?
+
+    /// `--retry-backoff-ms`: the base of the exponential backoff between attempts.
+    @Option(name: .customLong("retry-backoff-ms"),
+            help: ArgumentHelp("Base of the backoff between attempts (doubling, with full jitter).", valueName: "ms"))
+    public var retryBackoffMs: Int64?
+
+    /// `--unique-key`: a second submit with this key gets the first job back.
+    @Option(name: .customLong("unique-key"),
+            help: ArgumentHelp("Idempotency key: while a job of yours with this key is known, submit returns it instead of a new one.",
+                               valueName: "key"))
+    public var uniqueKey: String?
+
     /// The action and its arguments, captured verbatim: once the action is
     /// seen, nothing after it is parsed as a loopctl option.
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
@@ -103,6 +118,15 @@ public struct SubmitCommand: ClientCommand {
         if let expiresIn, !(1...RequestLimits.maxExpiresInMs).contains(expiresIn) {
             throw ValidationError("--expires-in must be 1...\(RequestLimits.maxExpiresInMs) ms.")
         }
+        if let retries, !(0...RequestLimits.maxRetries).contains(retries) {
+            throw ValidationError("--retries must be 0...\(RequestLimits.maxRetries).")
+        }
+        if let retryBackoffMs, !(0...RequestLimits.maxRetryBackoffMs).contains(retryBackoffMs) {
+            throw ValidationError("--retry-backoff-ms must be 0...\(RequestLimits.maxRetryBackoffMs) ms.")
+        }
+        if let uniqueKey, uniqueKey.isEmpty || uniqueKey.utf8.count > RequestLimits.maxUniqueKeyBytes {
+            throw ValidationError("--unique-key must be 1...\(RequestLimits.maxUniqueKeyBytes) bytes.")
+        }
     }
 
     /// The request line's members after `id`.
@@ -117,6 +141,9 @@ public struct SubmitCommand: ClientCommand {
         if durable { fields.append(("durable", true)) }
         if let priority { fields.append(("priority", .integer(priority))) }
         if let expiresIn { fields.append(("expires_in_ms", .integer(expiresIn))) }
+        if let retries { fields.append(("retries", .integer(Int64(retries)))) }
+        if let retryBackoffMs { fields.append(("retry_backoff_ms", .integer(retryBackoffMs))) }
+        if let uniqueKey { fields.append(("unique_key", .string(uniqueKey))) }
         return fields
     }
 

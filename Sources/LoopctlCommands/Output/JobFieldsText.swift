@@ -9,6 +9,7 @@ enum JobFieldsText {
         "submitted_at": "submitted", "started_at": "started", "finished_at": "finished",
         "queue_ms": "queue time", "run_ms": "run time", "cancelled_by": "cancelled by",
         "run_priority": "runs at priority", "expires_at": "expires",
+        "last_error": "last error", "unique_key": "unique key",
     ]
 
     /// Every member of `reply` but `id` and `ok`, as aligned pairs.
@@ -16,7 +17,11 @@ enum JobFieldsText {
         guard case .object(let members) = reply else { return "" }
         var rows: [(String, String)] = []
         for (key, value) in members where key != "id" && key != "ok" {
-            rows.append((labels[key] ?? key, display(key, value)))
+            if key == "attempt", case .integer(let n) = value, case .integer(let retries)? = reply["retries"] {
+                rows.append((key, "\(n) of \(retries + 1)"))
+            } else if key != "retries" || reply["attempt"] == nil {
+                rows.append((labels[key] ?? key, display(key, value)))
+            }
         }
         return TextLayout.pairs(rows)
     }
@@ -25,7 +30,15 @@ enum JobFieldsText {
         switch (key, value) {
         case ("queue_ms", .integer(let ms)), ("run_ms", .integer(let ms)): TextLayout.duration(milliseconds: ms)
         case ("cancelled_by", .integer(let uid)): "uid \(uid)"
+        case ("last_error", _): errorText(value)
+        case ("attempts", .array(let attempts)):
+            attempts.map { "#\(TextLayout.display($0["attempt"] ?? .null)) \(errorText($0))" }.joined(separator: "; ")
         default: TextLayout.display(value)
         }
+    }
+
+    /// `code: message` of an error object.
+    private static func errorText(_ error: JSON) -> String {
+        "\(error["code"]?.stringValue ?? "?"): \(error["message"]?.stringValue ?? "")"
     }
 }

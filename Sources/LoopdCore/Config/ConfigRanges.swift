@@ -25,6 +25,12 @@ enum ConfigRanges {
     static let maxExpiresInMs: ClosedRange<Int64> = 1...604_800_000
     /// 0 is allowed: jobs that ask for no expiry never expire.
     static let defaultExpiresInMs: ClosedRange<Int64> = 0...604_800_000
+    /// 0 is allowed: no job may retry. The protocol's own bound is the top.
+    static let maxRetries: ClosedRange<Int64> = 0...1000
+    /// From 1 ms to a day.
+    static let maxRetryBackoffMs: ClosedRange<Int64> = 1...86_400_000
+    /// The protocol's own bound is the top.
+    static let maxUniqueKeyBytes: ClosedRange<Int64> = 1...4096
 
     /// 0 is allowed: finished durable jobs are forgotten at once.
     static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000

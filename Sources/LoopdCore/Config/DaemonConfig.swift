@@ -72,6 +72,12 @@ public struct DaemonConfig: Sendable, Equatable {
         public var maxExpiresInMs: Int64 = 86_400_000
         /// `default_expires_in_ms`: the expiry of a job that asks for none; 0: such jobs never expire.
         public var defaultExpiresInMs: Int64 = 0
+        /// `max_retries`: the most `retries` a submit may ask for.
+        public var maxRetries = 10
+        /// `max_retry_backoff_ms`: the cap of the backoff between attempts.
+        public var maxRetryBackoffMs: Int64 = 300_000
+        /// `max_unique_key_bytes`: the longest `unique_key` a submit may give.
+        public var maxUniqueKeyBytes = 256
         /// The documented defaults.
         public init() {}
     }

@@ -11,7 +11,9 @@ extension Job {
     ///
     /// Any state before `ended` may end: a cancel, a failed commit, or an
     /// end its lane reports for a job the main thread had not yet seen
-    /// start. `queued` covers held jobs (their worker's mode does not admit
+    /// start. A failed attempt that will be retried goes back from
+    /// `delayed`, `queued` or `running` to `awaitingCommit` (durable),
+    /// `delayed` (its backoff) or `queued`. `queued` covers held jobs (their worker's mode does not admit
     /// them; see `visibleState`). A delayed job becomes queued on its
     /// worker's clock, not by a transition here.
     enum State: Equatable, CustomStringConvertible {
@@ -48,6 +50,12 @@ extension Job {
             case (.running, .ended(.expired)):
                 return false  // only a job that has not started expires
             case (.accepted, .ended), (.awaitingCommit, .ended), (.delayed, .ended), (.queued, .ended), (.running, .ended):
+                return true
+            case (.delayed, .awaitingCommit), (.queued, .awaitingCommit), (.running, .awaitingCommit),
+                 (.delayed, .delayed), (.queued, .delayed), (.running, .delayed),
+                 (.delayed, .queued), (.queued, .queued), (.running, .queued):
+                // A failed attempt that will be retried (`JobScheduler.retry`): its
+                // lane may report the end before the main thread saw it start.
                 return true
             default:
                 return false

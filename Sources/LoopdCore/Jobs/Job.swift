@@ -50,6 +50,10 @@ final class Job: @unchecked Sendable {
     /// When it ended on its worker, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
 
+    // MARK: written by the main thread before each hand-over; read by the lane after it
+    /// Which attempt runs (or ran last), from 1 (see `JobScheduler+Retries`).
+    nonisolated(unsafe) var attempt = 1
+
     // MARK: main thread only
     /// Where it is in its life; only `advance(to:)` changes it.
     private(set) var state = State.accepted
@@ -59,6 +63,8 @@ final class Job: @unchecked Sendable {
     var cancelRequestedBy: UInt32?
     /// Its place in the scheduler's expiry heap (`JobExpiries`); -1: not there.
     var expirySlot = -1
+    /// The failed attempts' errors and the backoff before this attempt.
+    var retry = RetryState()
 
     var clientUID: UInt32 { owner.uid }
 
@@ -107,7 +113,7 @@ final class Job: @unchecked Sendable {
         case .running: return .running
         case .forgotten: preconditionFailure("job \(id) was forgotten: nothing may ask its state")
         case .accepted, .awaitingCommit:
-            return request.delayMs > 0 ? .delayed : waitingState
+            return handOverDelayMs > 0 ? .delayed : waitingState
         case .delayed(let until):
             if claim.isStarted { return .running }
             return (now ?? monotonicNanoseconds()) < until ? .delayed : waitingState

@@ -17,6 +17,11 @@ struct JobClaim: ~Copyable, Sendable {
     /// A cancel takes the job; false if its lane started it first. Main thread.
     func cancel() -> Bool { take(.cancelled) }
 
+    /// Opens the claim again for the job's next attempt. Main thread, once
+    /// the lane has reported the previous attempt's end (nothing else can
+    /// touch the claim then).
+    func reopen() { bits.store(Value.open.rawValue, ordering: .releasing) }
+
     /// Whether the lane started the job. Any thread.
     var isStarted: Bool { bits.load(ordering: .acquiring) == Value.started.rawValue }
 

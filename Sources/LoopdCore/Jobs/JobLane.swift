@@ -135,11 +135,16 @@ final class JobLane: @unchecked Sendable {
     private func reportFinished() {
         let done = finishedBatch
         finishedBatch = []
+        // An attempt another follows answers nobody: the job's last attempt
+        // does. Decided before the post: after it the main thread may
+        // already be setting up the next attempt.
+        let answered = done.contains { $0.0.reply != nil && $0.0.willRetry(after: $0.1) }
+            ? done.filter { !$0.0.willRetry(after: $0.1) } : done
         // Whether the main loop sleeps is read before the post: the post
         // itself wakes it, and would always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
         mailbox.post(.ended(done, repliesWrittenByLane: writeNow))
-        let sinks = answer(done, writeNow: writeNow)
+        let sinks = answer(answered, writeNow: writeNow)
         if !sinks.isEmpty { mailbox.post(.flush(sinks)) }
     }
 

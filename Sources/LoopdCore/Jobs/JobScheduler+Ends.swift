@@ -19,6 +19,10 @@ extension JobScheduler {
                 move(job, to: .running)
             case .ended(let ends, let repliesWrittenByLane):
                 for (job, outcome) in ends {
+                    if job.willRetry(after: outcome) {
+                        retry(job, after: outcome)
+                        continue
+                    }
                     if job.reply != nil { stats.recordReply(byWorker: repliesWrittenByLane) }
                     end(job, outcome, answeredByLane: true)
                 }
@@ -40,6 +44,7 @@ extension JobScheduler {
         case .failure(let e, let result):
             job.result = result
             job.error = e
+            if job.request.retries > 0 { recordLastAttempt(job, e) }
         }
         move(job, to: .ended(end))
         unschedule(job)
@@ -57,7 +62,8 @@ extension JobScheduler {
         }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
-                                  priority: job.request.priority == SubmitRequest.defaultPriority ? nil : job.request.priority))
+                                  priority: job.request.priority == SubmitRequest.defaultPriority ? nil : job.request.priority,
+                                  attempt: job.request.retries > 0 ? job.attempt : nil))
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
@@ -69,10 +75,15 @@ extension JobScheduler {
                     JobReply.write(job, endedWith: outcome, requestID: waiter.requestID, into: &out)
                 case .cancel:
                     Self.writeCancelReply(job, cancelled: end == .cancelled, requestID: waiter.requestID, into: &out)
+                case .duplicate:
+                    JobReply.write(job, endedWith: outcome, requestID: waiter.requestID, duplicate: true, into: &out)
                 }
             }
         }
-        for forgotten in table.retain(job) { move(forgotten, to: .forgotten) }
+        for forgotten in table.retain(job) {
+            move(forgotten, to: .forgotten)
+            forgetUniqueKey(of: forgotten)
+        }
         idleTrim.jobEnded(idle: outstandingJobs == 0)
     }
 
@@ -99,6 +110,8 @@ extension FinishedJob {
                   details: FinishedJob.Details(submittedAt: job.submittedAtUnixMs,
                                                startedAt: job.startedAtUnixMs == 0 ? nil : job.startedAtUnixMs,
                                                worker: job.worker.name, action: job.request.action,
-                                               errorCode: job.error?.code.rawValue, errorMessage: job.error?.message))
+                                               errorCode: job.error?.code.rawValue, errorMessage: job.error?.message,
+                                               attempt: job.attempt, attemptErrors: job.retry.errors,
+                                               uniqueKey: job.request.uniqueKey))
     }
 }

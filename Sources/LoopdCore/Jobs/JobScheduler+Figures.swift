@@ -53,6 +53,7 @@ extension JobScheduler {
             ("accepted", .integer(Int64(jobIDs.accepted))), ("completed", .integer(Int64(stats.completed))),
             ("failed", .integer(Int64(stats.failed))), ("timed_out", .integer(Int64(stats.timedOut))),
             ("cancelled", .integer(Int64(stats.cancelled))), ("expired", .integer(Int64(stats.expired))),
+            ("retried", .integer(Int64(stats.retries))),
             ("queued", .integer(Int64(load.waiting))), ("running", .integer(Int64(load.running))),
             ("replies", .object([
                 ("by_worker", .integer(Int64(stats.repliesByWorker))), ("by_main", .integer(Int64(stats.repliesByMain))),

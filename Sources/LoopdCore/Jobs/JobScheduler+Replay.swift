@@ -6,14 +6,22 @@ extension JobScheduler {
     /// Queues again every durable job that was acknowledged and had not
     /// finished when the daemon last stopped (at-least-once), checked
     /// against the configuration in force now.
-    func replay(_ pending: [DurableJob]) {
+    /// A job that had failed attempts runs its next one (its attempts are in
+    /// the record), after a backoff; the keys of the jobs the journal still
+    /// answers for (`finished`) go back into the unique-key index.
+    func replay(_ pending: [DurableJob], finished: [FinishedJob] = []) {
+        rebuildUniqueKeys(finished)
         for d in pending {
-            let request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
+            var request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
                                         wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true,
                                         priority: d.priority, expiresInMs: d.expiresInMs)
+            request.retries = d.retries
+            request.retryBackoffMs = d.retryBackoffMs
+            request.uniqueKey = d.uniqueKey
             do {
                 let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
                 let job = try accept(request, owner: owner, jobID: d.id, submittedAt: d.submittedAt)
+                restoreAttempts(job, from: d)
                 if hasExpired(job) {
                     // Its deadline passed while loopd was down: it never runs.
                     expire(job)
@@ -30,7 +38,9 @@ extension JobScheduler {
                     resultJSON: JSON.object([("replay_error", .string(error.message))]).serialized(),
                     finishedAt: now, clientUID: d.clientUID,
                     details: FinishedJob.Details(submittedAt: d.submittedAt, startedAt: nil, worker: "", action: d.action,
-                                                 errorCode: error.code.rawValue, errorMessage: error.message)))
+                                                 errorCode: error.code.rawValue, errorMessage: error.message,
+                                                 attempt: d.attemptsDone + 1, attemptErrors: d.attemptErrors,
+                                                 uniqueKey: d.uniqueKey)))
                 gate.arm()
             }
         }
@@ -62,5 +72,10 @@ extension DurableJob {
                   timeoutMs: job.request.timeoutMs, mode: job.request.mode,
                   submittedAt: job.submittedAtUnixMs, clientUID: job.owner.uid, clientGID: job.owner.gid,
                   clientGroups: job.owner.groups, priority: job.request.priority, expiresInMs: job.request.expiresInMs)
+        retries = job.request.retries
+        retryBackoffMs = job.request.retryBackoffMs
+        uniqueKey = job.request.uniqueKey
+        attemptsDone = job.attempt - 1
+        attemptErrors = job.retry.errors
     }
 }

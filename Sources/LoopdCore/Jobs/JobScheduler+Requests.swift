@@ -92,10 +92,13 @@ extension JobScheduler {
     }
 
     /// A waited submit's reply for a durable job that ended before a restart.
-    private static func writeEndedReply(_ finished: FinishedJob, requestID: RequestID?, into out: inout [UInt8]) {
+    static func writeEndedReply(_ finished: FinishedJob, requestID: RequestID?, duplicate: Bool = false,
+                                into out: inout [UInt8]) {
         var fields: [(String, JSON)] = [("job", .string(finished.id)), ("state", .string(finished.state))]
         if let worker = finished.details?.worker { fields.append(("worker", .string(worker))) }
         if let result = try? JSONParser.parse(Array(finished.resultJSON.utf8)) { fields.append(("result", result)) }
+        if let d = finished.details, d.attempt > 1 || !d.attemptErrors.isEmpty { fields.append(("attempt", .integer(Int64(d.attempt)))) }
+        if duplicate { fields.append(("duplicate", true)) }
         guard finished.state != JobState.completed.rawValue else { return Response.ok(id: requestID, fields, into: &out) }
         let code = finished.details?.errorCode.flatMap(ErrorCode.init(rawValue:)) ?? .jobFailed
         let error = ProtocolError(code, finished.details?.errorMessage ?? "job \(finished.id) ended \(finished.state)")

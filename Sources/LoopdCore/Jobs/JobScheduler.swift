@@ -56,6 +56,11 @@ final class JobScheduler: @unchecked Sendable {
     /// Whether each move of a job is logged (at debug): decided once, as
     /// three moves per job would otherwise each ask the handler.
     private let logsMoves: Bool
+    /// The `unique_key`s of the jobs the daemon knows, per uid.
+    var uniqueKeys = UniqueKeys()
+    /// The backoff's jitter: a number in `0...ceiling`. Tests set one of
+    /// their own (a seeded generator, or one that records the ceilings).
+    var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
 
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
          metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry())) {
@@ -103,6 +108,7 @@ final class JobScheduler: @unchecked Sendable {
     /// A `submit`: accepts the job and acknowledges it now (`wait: false`),
     /// after its commit (durable), or when it ends (`wait`).
     func submit(_ s: SubmitRequest, id: RequestID?, from r: Requester) {
+        if answerDuplicate(s, id: id, from: r) { return }
         let reply = s.wait ? ReplyAddress(sink: r.sink, requestID: id) : nil
         let job: Job
         do {
@@ -140,6 +146,7 @@ final class JobScheduler: @unchecked Sendable {
         }
         try action.validate(args: s.args)
         let s = jobID == nil ? try withSchedulingLimits(s) : s  // a replay keeps what was journaled
+        if jobID == nil { try checkRetryLimits(s) }
         let modes = Job.loopModes(s.mode)
         let queue = try place(s.placement, modes: modes)
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
@@ -156,6 +163,7 @@ final class JobScheduler: @unchecked Sendable {
                       metrics: series)
         schedule(job)
         table.insert(job)
+        if let key = s.uniqueKey { registerUniqueKey(key, owner: owner.uid, jobID: id) }
         queue.outstanding += 1
         outstandingJobs += 1
         if s.durable, jobID == nil, let gate {
@@ -200,8 +208,9 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Hands a job to its worker's lane (after its delay, if any).
     func handOver(_ job: Job) {
-        if job.request.delayMs > 0 {
-            move(job, to: .delayed(until: monotonicNanoseconds() &+ UInt64(job.request.delayMs) * 1_000_000))
+        let delayMs = job.handOverDelayMs
+        if delayMs > 0 {
+            move(job, to: .delayed(until: monotonicNanoseconds() &+ UInt64(delayMs) * 1_000_000))
         } else {
             move(job, to: .queued)
         }
@@ -229,7 +238,8 @@ final class JobScheduler: @unchecked Sendable {
             if let failure, job.request.durable {
                 let error = ProtocolError(.journalUnavailable, "the job could not be made durable: \(failure)")
                 if let ack = entry.ack { ack.sink.send { Response.error(id: ack.requestID, error, into: &$0) } }
-                end(job, .failure(error, result: .object([])), journaled: false)
+                // A retry's submit record is durable already: its end is journaled.
+                end(job, .failure(error, result: .object([])), journaled: job.attempt > 1)
                 continue
             }
             handOver(job)

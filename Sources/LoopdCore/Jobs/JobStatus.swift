@@ -22,6 +22,8 @@ enum JobStatus {
         if includeResult, let result = job.result { f.append(("result", result)) }
         if let e = job.error { f.append(("error", e.json)) }
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
+        retryFields(attempt: job.attempt, retries: job.request.retries, uniqueKey: job.request.uniqueKey,
+                    errors: job.retry.errors, includeAttempts: includeResult, into: &f)
         return f
     }
 
@@ -41,6 +43,10 @@ enum JobStatus {
         if let result = try? JSONParser.parse(Array(finished.resultJSON.utf8)) { f.append(("result", result)) }
         if let code = finished.details?.errorCode {
             f.append(("error", .object([("code", .string(code)), ("message", .string(finished.details?.errorMessage ?? ""))])))
+        }
+        if let d = finished.details {
+            retryFields(attempt: d.attempt, retries: 0, uniqueKey: d.uniqueKey, errors: d.attemptErrors,
+                        includeAttempts: true, into: &f)
         }
         return f
     }

@@ -11,6 +11,8 @@ final class JobWaiters {
         case wait
         /// A `cancel` of a running job: whether it was the cancel that ended it.
         case cancel
+        /// A waited `submit` whose `unique_key` named this job: its reply, marked `duplicate`.
+        case duplicate
     }
 
     struct Waiter {

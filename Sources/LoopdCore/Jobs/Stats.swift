@@ -5,6 +5,8 @@ struct Stats {
     var timedOut = 0
     var cancelled = 0
     var expired = 0
+    /// Failed attempts that were followed by another (`retries`).
+    var retries = 0
     /// Replies to waited jobs the worker that ran them wrote (the main loop slept).
     var repliesByWorker = 0
     /// Replies to waited jobs the main loop wrote: it was busy, or the job never ran.

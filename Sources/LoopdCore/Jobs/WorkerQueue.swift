@@ -40,9 +40,10 @@ final class WorkerQueue: @unchecked Sendable {
     func handOver(_ job: Job) {
         let lane = self.lane
         let modes = job.modes ?? [.common]
-        if job.request.delayMs > 0 {
+        let delayMs = job.handOverDelayMs
+        if delayMs > 0 {
             sendBatch()
-            job.delayToken = worker.thread.perform(afterDelay: .milliseconds(job.request.delayMs), modes: modes) {
+            job.delayToken = worker.thread.perform(afterDelay: .milliseconds(delayMs), modes: modes) {
                 lane.arrive([job])
             }
             return

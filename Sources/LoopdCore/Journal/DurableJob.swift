@@ -34,6 +34,25 @@ public struct DurableJob: Sendable, Equatable {
     /// `expires_in_ms` as it applied (the request's, or the configured
     /// default); the deadline is `submittedAt` plus this, in wall time.
     public var expiresInMs: Int64?
+    /// `retries` and `retry_backoff_ms` as submitted (0 and the default in
+    /// records written before loopd kept them).
+    public var retries = 0
+    public var retryBackoffMs: Int64 = 0
+    /// `unique_key` as submitted, if any.
+    public var uniqueKey: String?
+    /// Attempts that ended and were journaled: a replay runs attempt
+    /// `attemptsDone + 1`, never one already recorded as ended.
+    public var attemptsDone = 0
+    /// The failed attempts' errors, the last `AttemptRecord.limit`.
+    public var attemptErrors: [AttemptRecord] = []
+
+    /// Whether the record needs the retry tail (a job without retries or a
+    /// key is written as older releases wrote it).
+    var hasRetryTail: Bool { retries > 0 || uniqueKey != nil || attemptsDone > 0 }
+
+    /// Whether the record needs the scheduling tail: a priority other than
+    /// the default, an expiry, or the retry tail that follows it.
+    var hasSchedulingTail: Bool { priority != Self.defaultPriority || expiresInMs != nil || hasRetryTail }
 
     public init(
         id: String, action: String, args: [String], placement: String, delayMs: Int64 = 0,
@@ -87,9 +106,22 @@ public struct FinishedJob: Sendable, Equatable {
         public var errorCode: String?
         /// The error's message.
         public var errorMessage: String?
+        /// The attempt it ended on (1 without retries) and the failed
+        /// attempts' errors, the last `AttemptRecord.limit`.
+        public var attempt = 1
+        public var attemptErrors: [AttemptRecord] = []
+        /// Its `unique_key`, if any: a restart rebuilds the key index from it.
+        public var uniqueKey: String?
+
+        /// Whether the record needs the retry tail.
+        var hasRetryTail: Bool { attempt > 1 || !attemptErrors.isEmpty || uniqueKey != nil }
 
         public init(submittedAt: Int64, startedAt: Int64?, worker: String, action: String,
-                    errorCode: String? = nil, errorMessage: String? = nil) {
+                    errorCode: String? = nil, errorMessage: String? = nil, attempt: Int = 1,
+                    attemptErrors: [AttemptRecord] = [], uniqueKey: String? = nil) {
+            self.attempt = attempt
+            self.attemptErrors = attemptErrors
+            self.uniqueKey = uniqueKey
             self.submittedAt = submittedAt
             self.startedAt = startedAt
             self.worker = worker

@@ -9,16 +9,27 @@
 ///                               · i64 delayMs · opt-i64 timeoutMs · opt-str mode
 ///                               · i64 submittedAt · u32 clientUID
 ///                               [· u32 clientGID · u32 groupCount · u32×groupCount
-///                                [· u32 priority · opt-i64 expiresInMs]]
+///                                [· u32 priority · opt-i64 expiresInMs
+///                                 [· u32 retries · i64 retryBackoffMs · opt-str uniqueKey
+///                                  · u32 attemptsDone · attempts]]]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
 ///                               [· u32 clientUID
 ///                                [· i64 submittedAt · opt-i64 startedAt · str worker · str action
-///                                 · opt-str errorCode · opt-str errorMessage]]
+///                                 · opt-str errorCode · opt-str errorMessage
+///                                 [· u32 attempt · attempts · opt-str uniqueKey]]]
+/// attempts := u32 count (≤ 8) · (u32 attempt · str code · str message · i64 endedAt)×count
 /// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
 /// ```
 ///
 /// The bracketed tails were added after the first release; a record without
 /// one (written by an older loopd) still reads, with those fields unknown.
+/// The scheduling tails (0.2.0) are written only for a job with a priority
+/// other than the default, an expiry, `retries` or a `unique_key`, so a
+/// journal of jobs without them stays readable by 0.1.0.
+/// A submitted record is appended again, with `attemptsDone` raised, each
+/// time an attempt of a durable job fails and it will retry (the later
+/// record wins); a submitted record whose job has no gid but needs a later
+/// tail writes gid 0xFFFFFFFF, which reads back as unknown.
 ///
 /// The checksum covers the length, so a flipped length bit cannot make the
 /// reader skip to a wrong boundary unnoticed; it covers the type, so a record
@@ -27,6 +38,10 @@
 enum JournalRecord: Equatable {
     case submitted(DurableJob)
     case finished(FinishedJob)
+
+    /// The gid written for "unknown" when a later tail follows: (gid_t)-1,
+    /// which the kernel uses for "no id" and the config never accepts.
+    static let unknownGID = UInt32.max
 
     /// Bytes before the payload: length, crc, type.
     static let headerBytes = 9
@@ -73,15 +88,22 @@ enum JournalRecord: Equatable {
             writer.optional(job.mode) { $0.string($1) }
             writer.i64(job.submittedAt)
             writer.u32(job.clientUID)
-            if let gid = job.clientGID {
-                writer.u32(gid)
+            // The tails nest: each is written only when it or a later one
+            // is needed, so a plain job's record is as older releases wrote it.
+            if job.clientGID != nil || job.hasSchedulingTail {
+                writer.u32(job.clientGID ?? Self.unknownGID)
                 writer.u32(UInt32(job.clientGroups.count))
                 for group in job.clientGroups { writer.u32(group) }
-                // Scheduling: written only when it differs from the default,
-                // so a plain job's record is as before.
-                if job.priority != DurableJob.defaultPriority || job.expiresInMs != nil {
+                if job.hasSchedulingTail {
                     writer.u32(job.priority)
                     writer.optional(job.expiresInMs) { $0.i64($1) }
+                    if job.hasRetryTail {
+                        writer.u32(UInt32(job.retries))
+                        writer.i64(job.retryBackoffMs)
+                        writer.optional(job.uniqueKey) { $0.string($1) }
+                        writer.u32(UInt32(job.attemptsDone))
+                        writer.attempts(job.attemptErrors)
+                    }
                 }
             }
         case let .finished(job):
@@ -99,6 +121,11 @@ enum JournalRecord: Equatable {
                     writer.string(d.action)
                     writer.optional(d.errorCode) { $0.string($1) }
                     writer.optional(d.errorMessage) { $0.string($1) }
+                    if d.hasRetryTail {
+                        writer.u32(UInt32(d.attempt))
+                        writer.attempts(d.attemptErrors)
+                        writer.optional(d.uniqueKey) { $0.string($1) }
+                    }
                 }
             }
         }
@@ -134,26 +161,34 @@ enum JournalRecord: Equatable {
                   let submittedAt = reader.i64(), let uid = reader.u32() else { return nil }
             var gid: UInt32?
             var groups: [UInt32] = []
-            var priority = DurableJob.defaultPriority
-            var expiresInMs: Int64?
             if !reader.isAtEnd {
                 guard let g = reader.u32(), let count = reader.u32(), count <= UInt32(payload.count / 4) else { return nil }
                 for _ in 0..<count {
                     guard let group = reader.u32() else { return nil }
                     groups.append(group)
                 }
-                gid = g
+                gid = g == Self.unknownGID ? nil : g
             }
-            if !reader.isAtEnd {
-                guard let p = reader.u32(), let e = reader.optional({ $0.i64() }) else { return nil }
-                priority = p
-                expiresInMs = e
-            }
-            guard reader.isAtEnd else { return nil }
-            return .submitted(DurableJob(
+            var job = DurableJob(
                 id: id, action: action, args: args, placement: placement, delayMs: delay,
                 timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
-                clientGID: gid, clientGroups: groups, priority: priority, expiresInMs: expiresInMs))
+                clientGID: gid, clientGroups: groups)
+            if !reader.isAtEnd {
+                guard let p = reader.u32(), let e = reader.optional({ $0.i64() }) else { return nil }
+                job.priority = p
+                job.expiresInMs = e
+            }
+            if !reader.isAtEnd {
+                guard let retries = reader.u32(), let backoff = reader.i64(), let key = reader.optional({ $0.string() }),
+                      let done = reader.u32(), let errors = reader.attempts() else { return nil }
+                job.retries = Int(retries)
+                job.retryBackoffMs = backoff
+                job.uniqueKey = key
+                job.attemptsDone = Int(done)
+                job.attemptErrors = errors
+            }
+            guard reader.isAtEnd else { return nil }
+            return .submitted(job)
         case 2:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }
@@ -170,6 +205,13 @@ enum JournalRecord: Equatable {
                 else { return nil }
                 details = FinishedJob.Details(submittedAt: submittedAt, startedAt: startedAt, worker: worker,
                                               action: action, errorCode: code, errorMessage: message)
+            }
+            if !reader.isAtEnd {
+                guard let attempt = reader.u32(), let errors = reader.attempts(),
+                      let key = reader.optional({ $0.string() }) else { return nil }
+                details?.attempt = Int(attempt)
+                details?.attemptErrors = errors
+                details?.uniqueKey = key
             }
             guard reader.isAtEnd else { return nil }
             return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt,

@@ -13,6 +13,8 @@ public enum LogField: String, Sendable, CaseIterable {
     /// The job's priority, on the records of a job that asked for one
     /// (journald's own `PRIORITY` is the record's syslog level).
     case jobPriority = "JOB_PRIORITY"
+    /// Which attempt of a job with `retries` ended (from 1).
+    case attempt = "ATTEMPT"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and

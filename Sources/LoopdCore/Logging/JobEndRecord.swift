@@ -17,6 +17,10 @@ struct JobEndRecord {
     let clientUID: UInt32
     /// The priority it asked for; nil for the default (no field then).
     var priority: UInt32? = nil
+    /// The attempt that ended, for a job with `retries` (nil: none, no ATTEMPT= field).
+    var attempt: Int? = nil
+    /// For an attempt another follows: the backoff before it.
+    var retryInMs: Int64? = nil
 
     /// Whether the job failed or timed out: what an operator is warned of.
     var isFailure: Bool { state == .failed || state == .timedOut }
@@ -33,6 +37,9 @@ struct JobEndRecord {
     /// MESSAGE: `job ID (ACTION) failed: WHY`, `job ID (ACTION) timed_out: WHY`
     /// or `job ID (ACTION) STATE on WORKER`.
     var message: String {
+        if let attempt, let retryInMs {
+            return "job \(jobID) (\(action)) attempt \(attempt) \(state.rawValue): \(error?.message ?? ""); retrying in \(retryInMs) ms"
+        }
         if isFailure { return "job \(jobID) (\(action)) \(state.rawValue): \(error?.message ?? "")" }
         return "job \(jobID) (\(action)) \(state.rawValue) on \(worker)"
     }
@@ -41,6 +48,7 @@ struct JobEndRecord {
         var f: [(LogField, String)] = [(.jobID, jobID), (.worker, worker), (.action, action),
                                        (.durationUsec, String(durationUsec)), (.result, result), (.clientUID, String(clientUID))]
         if let priority { f.append((.jobPriority, String(priority))) }
+        if let attempt { f.append((.attempt, String(attempt))) }
         return f
     }
 }
@@ -94,7 +102,17 @@ extension StderrLogHandler {
         out.appendUTF8(r.jobID)
         out.appendLiteral(" (")
         out.appendUTF8(r.action)
-        if r.isFailure {
+        if let attempt = r.attempt, let retryInMs = r.retryInMs {
+            out.appendLiteral(") attempt ")
+            out.appendDecimal(UInt64(attempt))
+            out.appendLiteral(" ")
+            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(": ")
+            out.appendUTF8(r.error?.message ?? "")
+            out.appendLiteral("; retrying in ")
+            out.appendDecimal(UInt64(retryInMs))
+            out.appendLiteral(" ms")
+        } else if r.isFailure {
             out.appendLiteral(") ")
             out.appendUTF8(r.state.rawValue)
             out.appendLiteral(": ")
@@ -107,6 +125,10 @@ extension StderrLogHandler {
         }
         out.appendLiteral(" ACTION=")
         out.appendUTF8(r.action)
+        if let attempt = r.attempt {
+            out.appendLiteral(" ATTEMPT=")
+            out.appendDecimal(UInt64(attempt))
+        }
         out.appendLiteral(" CLIENT_UID=")
         out.appendDecimal(UInt64(r.clientUID))
         out.appendLiteral(" DURATION_USEC=")

@@ -11,13 +11,13 @@ from .aio import DEFAULT_MAX_IN_FLIGHT, AsyncClient
 from .client import Client, Pending, Pipeline
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
-from .types import (FINAL_STATES, CancelResult, ErrorInfo, JobReply, JobsPage, JobState, JobStatus, Metrics,
+from .types import (FINAL_STATES, AttemptInfo, CancelResult, ErrorInfo, JobReply, JobsPage, JobState, JobStatus, Metrics,
                     ModeChange, Ping, Stats, WorkerInfo)
 
 __version__ = "0.2.0"
 
 __all__ = [
     "Client", "Pipeline", "Pending", "AsyncClient", "DEFAULT_MAX_IN_FLIGHT",
-    "JobState", "FINAL_STATES", "ErrorInfo", "Ping", "JobReply", "JobStatus", "CancelResult", "JobsPage",
+    "JobState", "FINAL_STATES", "ErrorInfo", "Ping", "JobReply", "JobStatus", "AttemptInfo", "CancelResult", "JobsPage",
     "WorkerInfo", "ModeChange", "Stats", "Metrics",
 ] + list(_errors_all)

@@ -258,10 +258,15 @@ class AsyncClient:
     def submit(self, action: str, args: Sequence[str] = (), *, worker: Optional[str] = None,
                key: Optional[str] = None, wait: bool = True, delay_ms: Optional[int] = None,
                timeout_ms: Optional[int] = None, mode: Optional[str] = None,
-               durable: bool = False) -> Awaitable[JobReply]:
+               durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
+               unique_key: Optional[str] = None,
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> Awaitable[JobReply]:
         """Runs a job; the fields and errors are those of :meth:`loopd.Client.submit`."""
         return self._op(submit_request(action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms,
-                                       timeout_ms=timeout_ms, mode=mode, durable=durable), parser(JobReply.parse))
+                                       timeout_ms=timeout_ms, mode=mode, durable=durable, retries=retries,
+                                       retry_backoff_ms=retry_backoff_ms, unique_key=unique_key,
+            priority=priority, expires_in_ms=expires_in_ms),
+                        parser(JobReply.parse))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> Awaitable[JobReply]:
         """Waits for a job to end (see :meth:`loopd.Client.wait`)."""

@@ -283,7 +283,10 @@ class Client:
 
     def submit(self, action: str, args: Sequence[str] = (), *, worker: Optional[str] = None,
                key: Optional[str] = None, wait: bool = True, delay_ms: Optional[int] = None,
-               timeout_ms: Optional[int] = None, mode: Optional[str] = None, durable: bool = False) -> JobReply:
+               timeout_ms: Optional[int] = None, mode: Optional[str] = None, durable: bool = False,
+               retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
+               unique_key: Optional[str] = None,
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> JobReply:
         """Runs a job: ``action`` with ``args``.
 
         Args:
@@ -296,6 +299,18 @@ class Client:
             timeout_ms: stop the job once it has run this long (``JobTimeoutError``).
             mode: the worker run mode the job needs (``"common"``: any).
             durable: journal the job before it is acknowledged.
+            retries: run it up to this many more times if an attempt fails
+                or times out (``JobReply.attempt`` says which attempt ended it).
+            retry_backoff_ms: the base of the backoff between attempts
+                (attempt n+1 waits a random 0..min(cap, base * 2**(n-1)) ms).
+            unique_key: an idempotency key: while a job of this uid with the
+                key is known, the submit returns that job (``duplicate`` is
+                true; with ``wait``, its end) instead of making another, so a
+                submit may be sent again after a dropped connection.
+            priority: lower starts first among the jobs waiting on its worker
+                (0..4294967295; the daemon's default is 2**31).
+            expires_in_ms: end the job ``expired`` (``JobExpiredError``) if it
+                has not started this many ms after its submission.
 
         Raises:
             JobFailedError, JobTimeoutError, JobCancelledError: the waited
@@ -305,7 +320,9 @@ class Client:
         """
         return JobReply.parse(_check(self.call(submit_request(
             action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms, timeout_ms=timeout_ms,
-            mode=mode, durable=durable))))
+            mode=mode, durable=durable, retries=retries, retry_backoff_ms=retry_backoff_ms,
+            unique_key=unique_key,
+            priority=priority, expires_in_ms=expires_in_ms))))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> JobReply:
         """Waits for a job to end; the reply is what a waited ``submit``
@@ -490,10 +507,14 @@ class Pipeline:
     def submit(self, action: str, args: Sequence[str] = (), *, worker: Optional[str] = None,
                key: Optional[str] = None, wait: bool = True, delay_ms: Optional[int] = None,
                timeout_ms: Optional[int] = None, mode: Optional[str] = None,
-               durable: bool = False) -> "Pending[JobReply]":
+               durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
+               unique_key: Optional[str] = None,
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> "Pending[JobReply]":
         """See :meth:`Client.submit`."""
         return self._add(submit_request(action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms,
-                                        timeout_ms=timeout_ms, mode=mode, durable=durable),
+                                        timeout_ms=timeout_ms, mode=mode, durable=durable, retries=retries,
+                                        retry_backoff_ms=retry_backoff_ms, unique_key=unique_key,
+            priority=priority, expires_in_ms=expires_in_ms),
                          parser(JobReply.parse))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> "Pending[JobReply]":

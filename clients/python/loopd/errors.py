@@ -10,7 +10,7 @@ case for case (a test compares the two). A code this version does not know
 ``code``.
 
 The three codes that describe a job that ran and did not complete
-(``timeout``, ``job_failed``, ``cancelled``) derive from :class:`JobError`
+(``timeout``, ``job_failed``, ``cancelled``, ``expired``) derive from :class:`JobError`
 and carry the job's fields (``job``, ``state``, ``worker``, ``result``).
 
 Problems with the connection itself are :class:`LoopdConnectionError`
@@ -44,6 +44,7 @@ __all__ = [
     "JobTimeoutError",
     "JobFailedError",
     "JobCancelledError",
+    "JobExpiredError",
     "JournalUnavailableError",
     "ShuttingDownError",
     "BusyError",
@@ -88,7 +89,7 @@ class JobError(LoopdError):
 
     @property
     def state(self) -> Optional[str]:
-        """Its final state: ``failed``, ``timed_out`` or ``cancelled``."""
+        """Its final state: ``failed``, ``timed_out``, ``cancelled`` or ``expired``."""
         return self.reply.get("state")
 
     @property
@@ -100,6 +101,16 @@ class JobError(LoopdError):
     def result(self) -> Optional[Dict[str, Any]]:
         """The action's (partial) result, e.g. an exec child's exit code and output."""
         return self.reply.get("result")
+
+    @property
+    def attempt(self) -> Optional[int]:
+        """The attempt it ended on, for a job submitted with ``retries``."""
+        return self.reply.get("attempt")
+
+    @property
+    def duplicate(self) -> bool:
+        """Whether the submit's ``unique_key`` named a job already known (this one)."""
+        return bool(self.reply.get("duplicate", False))
 
 
 class LoopdConnectionError(LoopdError, builtins.ConnectionError):
@@ -134,6 +145,7 @@ ERROR_TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ("timeout", "JobTimeoutError", "job", "The job ran past its timeout (state `timed_out`)."),
     ("job_failed", "JobFailedError", "job", "The job ran and failed (state `failed`)."),
     ("cancelled", "JobCancelledError", "job", "The job was cancelled before it finished (state `cancelled`)."),
+    ("expired", "JobExpiredError", "job", "The job had not started when its `expires_in_ms` passed (state `expired`)."),
     ("journal_unavailable", "JournalUnavailableError", "request",
      "A durable job could not be written to the journal."),
     ("shutting_down", "ShuttingDownError", "request", "The daemon is stopping and accepts no new jobs."),
@@ -156,6 +168,7 @@ TooLargeError: Type[LoopdError]
 JobTimeoutError: Type[JobError]
 JobFailedError: Type[JobError]
 JobCancelledError: Type[JobError]
+JobExpiredError: Type[JobError]
 JournalUnavailableError: Type[LoopdError]
 ShuttingDownError: Type[LoopdError]
 BusyError: Type[LoopdError]

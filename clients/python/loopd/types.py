@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import error_from_reply
 
@@ -45,17 +45,19 @@ class JobState(str, enum.Enum):
     FAILED = "failed"
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
+    EXPIRED = "expired"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def is_final(self) -> bool:
-        """Whether the job has ended: completed, failed, timed out or cancelled."""
+        """Whether the job has ended: completed, failed, timed out, cancelled or expired."""
         return self in FINAL_STATES
 
 
-FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAILED, JobState.TIMED_OUT, JobState.CANCELLED})
+FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAILED, JobState.TIMED_OUT, JobState.CANCELLED,
+                          JobState.EXPIRED})
 
 
 def _state(value: Any) -> str:
@@ -128,6 +130,10 @@ class JobReply:
     state: str
     worker: Optional[str]
     result: Optional[Dict[str, Any]] = None
+    #: The attempt the job is on or ended on (jobs submitted with ``retries``); else ``None``.
+    attempt: Optional[int] = None
+    #: True when a ``submit``'s ``unique_key`` named a job already known: this is that job.
+    duplicate: bool = False
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -137,7 +143,23 @@ class JobReply:
 
     @classmethod
     def parse(cls, r: Reply) -> "JobReply":
-        return cls(job=r["job"], state=_state(r["state"]), worker=r.get("worker"), result=r.get("result"), raw=r)
+        return cls(job=r["job"], state=_state(r["state"]), worker=r.get("worker"), result=r.get("result"),
+                   attempt=r.get("attempt"), duplicate=bool(r.get("duplicate", False)), raw=r)
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """One failed attempt of a job with ``retries``: which, why, and when it ended."""
+
+    attempt: int
+    code: str
+    message: str
+    finished_at: Optional[datetime] = None
+
+    @classmethod
+    def parse(cls, value: Any) -> "AttemptInfo":
+        return cls(attempt=int(value.get("attempt", 0)), code=str(value.get("code", "")),
+                   message=str(value.get("message", "")), finished_at=parse_time(value.get("finished_at")))
 
 
 @dataclass(frozen=True)
@@ -157,6 +179,13 @@ class JobStatus:
     result: Optional[Dict[str, Any]] = None
     error: Optional[ErrorInfo] = None
     cancelled_by: Optional[int] = None
+    #: Which attempt runs (or ran last), from 1; ``retries``: how many extra attempts it may have.
+    attempt: int = 1
+    retries: int = 0
+    unique_key: Optional[str] = None
+    #: The most recent failed attempt's error, and (``status`` only) every failed attempt, the last 8.
+    last_error: Optional[ErrorInfo] = None
+    attempts: Tuple["AttemptInfo", ...] = ()
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -170,7 +199,10 @@ class JobStatus:
                    durable=bool(r.get("durable", False)), submitted_at=parse_time(r.get("submitted_at")),
                    started_at=parse_time(r.get("started_at")), finished_at=parse_time(r.get("finished_at")),
                    queue_ms=r.get("queue_ms"), run_ms=r.get("run_ms"), result=r.get("result"),
-                   error=ErrorInfo.parse(r.get("error")), cancelled_by=r.get("cancelled_by"), raw=r)
+                   error=ErrorInfo.parse(r.get("error")), cancelled_by=r.get("cancelled_by"),
+                   attempt=int(r.get("attempt", 1)), retries=int(r.get("retries", 0)), unique_key=r.get("unique_key"),
+                   last_error=ErrorInfo.parse(r.get("last_error")),
+                   attempts=tuple(AttemptInfo.parse(a) for a in r.get("attempts", ()) if isinstance(a, dict)), raw=r)
 
 
 @dataclass(frozen=True)
@@ -293,7 +325,9 @@ def _drop_none(fields: Mapping[str, Any]) -> Dict[str, Any]:
 def submit_request(action: str, args: Sequence[str] = (), *, worker: Optional[str] = None,
                    key: Optional[str] = None, wait: bool = True, delay_ms: Optional[int] = None,
                    timeout_ms: Optional[int] = None, mode: Optional[str] = None,
-                   durable: bool = False) -> Dict[str, Any]:
+                   durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
+                   unique_key: Optional[str] = None, priority: Optional[int] = None,
+                   expires_in_ms: Optional[int] = None) -> Dict[str, Any]:
     """The ``submit`` request object (fields at their defaults are left out)."""
     if isinstance(args, str):
         raise TypeError("args is a sequence of strings, not one string")
@@ -301,7 +335,8 @@ def submit_request(action: str, args: Sequence[str] = (), *, worker: Optional[st
     if args:
         req["args"] = list(args)
     req.update(_drop_none({"worker": worker, "key": key, "delay_ms": delay_ms, "timeout_ms": timeout_ms,
-                           "mode": mode}))
+                           "mode": mode, "retries": retries, "retry_backoff_ms": retry_backoff_ms,
+                           "unique_key": unique_key, "priority": priority, "expires_in_ms": expires_in_ms}))
     if not wait:
         req["wait"] = False
     if durable:

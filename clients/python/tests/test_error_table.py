@@ -33,7 +33,7 @@ def test_every_code_has_its_own_exported_subclass():
         assert name in loopd.__all__
         names.add(name)
     assert len(names) == len(ERROR_TABLE)
-    assert {c for c, _n, k, _d in ERROR_TABLE if k == "job"} == {"timeout", "job_failed", "cancelled"}
+    assert {c for c, _n, k, _d in ERROR_TABLE if k == "job"} == {"timeout", "job_failed", "cancelled", "expired"}
 
 
 def test_the_protocol_document_lists_the_same_codes():

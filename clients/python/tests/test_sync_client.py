@@ -118,6 +118,29 @@ def test_mode_switch_holds_and_releases_jobs(client):
     assert client.wait(j.job).result == {"output": "held"}
 
 
+def test_priority_orders_waiting_jobs(client):
+    client.mode("ops", "maintenance")
+    try:
+        low = client.submit("noop", worker="ops", wait=False, priority=10)
+        high = client.submit("noop", worker="ops", wait=False, priority=1)
+        assert client.status(low.job).raw["priority"] == 10
+    finally:
+        client.mode("ops", "default")
+    assert client.wait(high.job).state == "completed" and client.wait(low.job).state == "completed"
+    assert client.status(high.job).started_at <= client.status(low.job).started_at
+
+
+def test_a_held_job_expires_with_its_own_error(client):
+    client.mode("ops", "maintenance")
+    try:
+        j = client.submit("noop", worker="ops", wait=False, expires_in_ms=50)
+        with pytest.raises(loopd.JobExpiredError) as e:
+            client.wait(j.job, timeout_ms=10_000)
+        assert e.value.state == JobState.EXPIRED and JobState.EXPIRED.is_final
+    finally:
+        client.mode("ops", "default")
+
+
 def test_stats(client):
     before = client.stats().accepted
     client.submit("noop")
