@@ -24,6 +24,12 @@ final class PendingRequest: @unchecked Sendable {
     }
 }
 
+/// Carries the handler from the channel initializer to `Connection.open`;
+/// written and read on the channel's event loop only.
+final class HandlerSlot: @unchecked Sendable {
+    var handler: NIOLoopBound<ReplyHandler>?
+}
+
 /// One connection to the daemon: the channel and its handler, which lives
 /// on the channel's event loop (the serializer of all its state).
 final class Connection: Sendable {
@@ -38,18 +44,20 @@ final class Connection: Sendable {
     /// Opens a connection to `path` on `group`.
     static func open(path: String, group: any EventLoopGroup, maxInFlight: Int,
                      maxReplyBytes: Int) -> EventLoopFuture<Connection> {
-        ClientBootstrap(group: group)
+        // Filled in on the channel's event loop by the initializer and read
+        // there after connecting: a daemon that refuses the connection
+        // (`busy`) may close it before then, handlers and all.
+        let slot = HandlerSlot()
+        return ClientBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ReplyHandler(maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes))
+                    let handler = ReplyHandler(maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
+                    slot.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+                    try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
             .connect(unixDomainSocketPath: path)
-            .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: ReplyHandler.self)
-                return Connection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
-            }
+            .map { channel in Connection(channel: channel, handler: slot.handler!) }
     }
 
     /// Whether the connection is still open (the daemon has not closed it).
@@ -192,9 +200,10 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if let r = received, r.readableBytes == 0 {
+        guard let r = received else { return }
+        if r.readableBytes == 0 {
             received = nil
-        } else if received!.readerIndex > 1 << 16 {
+        } else if r.readerIndex > 1 << 16 {
             received!.discardReadBytes()
         }
     }

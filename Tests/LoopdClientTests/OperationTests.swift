@@ -26,7 +26,7 @@ struct OperationTests {
 
         // Not waited for: accepted, delayed; `wait` with a timeout sees it still delayed.
         let delayed = try await client.submit("echo", ["later"],
-                                              options: SubmitOptions(placement: .worker("w2"), wait: false, delayMs: 150))
+                                              options: SubmitOptions(placement: .worker("w2"), wait: false, delayMs: 600))
         #expect(delayed.state == .delayed && delayed.worker == "w2" && delayed.result == nil)
         let early = try await client.wait(job: delayed.job, timeoutMs: 1)
         #expect(early.state == .delayed)
