@@ -29,8 +29,10 @@ extension LoopdClient {
 
         private static func run<T: Sendable>(_ client: LoopdClient,
                                              _ body: @escaping @Sendable (LoopdClient) async throws -> T) throws -> T {
-            let promise = client.eventLoopGroup.any().makePromise(of: T.self)
-            promise.completeWithTask { try await body(client) }
+            let promise = client.eventLoop.makePromise(of: T.self)
+            promise.completeWithTask {
+                try await withTaskExecutorPreference(client.taskExecutor) { try await body(client) }
+            }
             return try promise.futureResult.wait()
         }
 

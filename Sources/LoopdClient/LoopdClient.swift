@@ -50,8 +50,18 @@ public final class LoopdClient: Sendable {
     public let socketPath: String
     /// The configuration.
     public let configuration: Configuration
-    /// The event loop group the connection runs on.
+    /// The event loop group the client was given.
     public let eventLoopGroup: any EventLoopGroup
+    /// The event loop of the group that every connection of this client
+    /// runs on: its thread does the client's I/O and matches the replies.
+    public let eventLoop: any EventLoop
+    /// `eventLoop` as a task executor. Tasks that prefer it
+    /// (`withTaskExecutorPreference(client.taskExecutor) { … }`) run on the
+    /// thread that does the client's I/O, so a request and its reply cost
+    /// no hop between threads: for tight request loops (command-line tools,
+    /// benchmarks, a host app's handlers that already run there). Work that
+    /// blocks or computes for long does not belong there.
+    public let taskExecutor: any TaskExecutor
 
     private struct State: Sendable {
         var connection: Connection?
@@ -73,6 +83,8 @@ public final class LoopdClient: Sendable {
         self.socketPath = socketPath
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
+        eventLoop = eventLoopGroup.any()
+        taskExecutor = EventLoopTaskExecutor(eventLoop)
     }
 
     /// Connects to the daemon at `socketPath` and returns the client.
@@ -115,10 +127,10 @@ public final class LoopdClient: Sendable {
         let future: EventLoopFuture<Connection> = state.withLock { s in
             // Someone replaced it already (or is doing so): use theirs.
             if let current = s.connection, current !== old, current.isActive {
-                return eventLoopGroup.any().makeSucceededFuture(current)
+                return eventLoop.makeSucceededFuture(current)
             }
             if let f = s.connecting { return f }
-            let f = Connection.open(path: socketPath, group: eventLoopGroup, maxInFlight: configuration.maxInFlight,
+            let f = Connection.open(path: socketPath, group: eventLoop, maxInFlight: configuration.maxInFlight,
                                     maxReplyBytes: configuration.maxReplyBytes)
             s.connecting = f
             return f
@@ -224,5 +236,17 @@ extension LoopdError {
             return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(io)", errno: io.errnoCode)
         }
         return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(error)")
+    }
+}
+
+/// Runs tasks' jobs on an event loop.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

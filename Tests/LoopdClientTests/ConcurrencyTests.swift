@@ -57,14 +57,18 @@ struct ConcurrencyTests {
         let client = try await LoopdClient.connect(socketPath: d.socketPath,
                                                    configuration: .init(maxInFlight: 2))
         let observer = try await LoopdClient.connect(socketPath: d.socketPath)
-        async let a: JobOutcome = client.submit("sleep", ["1500"], options: .init(placement: .worker("w1")))
-        async let b: JobOutcome = client.submit("sleep", ["1500"], options: .init(placement: .worker("w2")))
-        #expect(await eventually { try await observer.stats().accepted == 2 })
-        async let c: JobOutcome = client.submit("noop")
-        try await Task.sleep(for: .milliseconds(100))
+        let a = Task { try await client.submit("sleep", ["20000"], options: .init(placement: .worker("w1"))) }
+        let b = Task { try await client.submit("sleep", ["20000"], options: .init(placement: .worker("w2"))) }
+        #expect(await eventually { try await observer.stats().running == 2 })
+        let c = Task { try await client.submit("noop") }
+        try await Task.sleep(for: .milliseconds(200))
         #expect(try await observer.stats().accepted == 2, "the third request went out beyond the bound")
-        let results = try await [a, b, c]
-        #expect(results.allSatisfy { $0.state == .completed })
+        for job in try await observer.jobs(JobsQuery(states: [.running])).jobs {
+            try await observer.cancel(job: job.job)
+        }
+        #expect(await loopdError { _ = try await a.value }?.code == .cancelled)
+        #expect(await loopdError { _ = try await b.value }?.code == .cancelled)
+        #expect(try await c.value.state == .completed)
         #expect(try await observer.stats().accepted == 3)
         await client.close()
         await observer.close()

@@ -100,9 +100,10 @@ struct ErrorTests {
     }
 
     @Test func shuttingDownRefusesSubmits() async throws {
-        let d = TestDaemon { $0.server.shutdownGraceMs = 3000 }
+        // Stopping waits (up to the grace period) for the running job.
+        let d = TestDaemon { $0.server.shutdownGraceMs = 30_000 }
         let client = try await LoopdClient.connect(socketPath: d.socketPath)
-        let sleeper = try await client.submit("sleep", ["2000"], options: .init(wait: false))
+        let sleeper = try await client.submit("sleep", ["30000"], options: .init(wait: false))
         #expect(await eventually { try await client.status(job: sleeper.job).state == .running })
         let stopping = Thread { d.stop() }
         stopping.start()
@@ -112,7 +113,8 @@ struct ErrorTests {
             return refused != nil
         }
         #expect(refused?.code == .shuttingDown)
-        _ = try? await client.cancel(job: sleeper.job)
+        #expect(try await client.cancel(job: sleeper.job).cancelled)
+        #expect(await eventually { !client.isConnected })
         await client.close()
     }
 

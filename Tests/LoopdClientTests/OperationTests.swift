@@ -24,22 +24,22 @@ struct OperationTests {
         let keyed = try await client.submit("noop", options: SubmitOptions(placement: .key("user-7"), mode: "common"))
         #expect(keyed.state == .completed && keyed.result == .object([]))
 
-        // Not waited for: accepted, delayed; `wait` with a timeout sees it still delayed.
-        let delayed = try await client.submit("echo", ["later"],
-                                              options: SubmitOptions(placement: .worker("w2"), wait: false, delayMs: 600))
-        #expect(delayed.state == .delayed && delayed.worker == "w2" && delayed.result == nil)
-        let early = try await client.wait(job: delayed.job, timeoutMs: 1)
-        #expect(early.state == .delayed)
-        let waited = try await client.wait(job: delayed.job)
+        // Not waited for: accepted; `wait` gets its outcome.
+        let later = try await client.submit("echo", ["later"], options: SubmitOptions(placement: .worker("w2"), wait: false))
+        #expect(later.state == .queued && later.worker == "w2" && later.result == nil)
+        let waited = try await client.wait(job: later.job)
         #expect(waited.state == .completed && waited.output == "later")
 
-        let status = try await client.status(job: delayed.job)
+        let status = try await client.status(job: later.job)
         #expect(status.state == .completed && status.action == "echo" && status.worker == "w2")
         #expect(status.submittedAt != nil && status.startedAt != nil && status.finishedAt != nil)
         #expect(status.queueMs != nil && status.runMs != nil && status.result?["output"] == "later")
         #expect(status.error == nil && status.cancelledBy == nil && !status.durable)
 
+        // Delayed for a minute: `wait` with a timeout sees it still delayed; `cancel` ends it.
         let parked = try await client.submit("noop", options: SubmitOptions(wait: false, delayMs: 60_000, durable: true))
+        #expect(parked.state == .delayed)
+        #expect(try await client.wait(job: parked.job, timeoutMs: 1).state == .delayed)
         let cancel = try await client.cancel(job: parked.job)
         #expect(cancel.job == parked.job && cancel.cancelled && cancel.state == .cancelled && !cancel.started)
         let cancelledStatus = try await client.status(job: parked.job)
