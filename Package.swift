@@ -39,7 +39,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: strict),
+            // Its async calls run on the caller's executor: no executor switch per request.
+            swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",

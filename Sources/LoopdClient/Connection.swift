@@ -1,24 +1,38 @@
 import NIOCore
 import NIOPosix
 
+/// A reply as the connection hands it to the request's caller: parsed, and
+/// with its bytes when the caller asked for the line as it came.
+struct ReplyLine: Sendable {
+    var json: JSON
+    var bytes: [UInt8]?
+}
+
 /// The continuation of one request, carried to the event loop. Its fields
-/// are touched only on the connection's event loop (the continuation is set
-/// before the box is handed over).
+/// are touched only on the connection's event loop (the continuation and
+/// the bytes are set before the box is handed over).
 final class PendingRequest: @unchecked Sendable {
     let id: Int64
-    var continuation: UnsafeContinuation<Result<[UInt8], any Error>, Never>?
+    /// Keep the reply's bytes (for `RawReply.line`).
+    let keepsLine: Bool
+    var continuation: UnsafeContinuation<Result<ReplyLine, any Error>, Never>?
     /// Written to the socket (it holds an in-flight slot until answered or cancelled).
     var sent = false
     /// Answered, failed or cancelled: the continuation has been resumed.
     var done = false
-    var bytes: ByteBuffer?
+    /// The request line, newline included, until it is written.
+    var bytes: [UInt8]
 
-    init(id: Int64) { self.id = id }
+    init(id: Int64, bytes: [UInt8], keepsLine: Bool) {
+        self.id = id
+        self.bytes = bytes
+        self.keepsLine = keepsLine
+    }
 
-    func finish(_ result: Result<[UInt8], any Error>) {
+    func finish(_ result: Result<ReplyLine, any Error>) {
         guard !done else { return }
         done = true
-        bytes = nil
+        bytes = []
         continuation?.resume(returning: result)
         continuation = nil
     }
@@ -63,12 +77,11 @@ final class Connection: Sendable {
     /// Whether the connection is still open (the daemon has not closed it).
     var isActive: Bool { channel.isActive }
 
-    /// Sends a request line (with its newline) and waits for the reply line
-    /// whose id is `id`. A cancelled task gets `CancellationError`; its reply,
-    /// if one comes, is dropped.
-    func request(id: Int64, line: ByteBuffer) async -> Result<[UInt8], any Error> {
-        let pending = PendingRequest(id: id)
-        pending.bytes = line
+    /// Sends a request line (with its newline) and waits for the reply
+    /// whose id is `id`. A cancelled task gets `CancellationError`; its
+    /// reply, if one comes, is dropped.
+    func request(id: Int64, line: [UInt8], keepsLine: Bool) async -> Result<ReplyLine, any Error> {
+        let pending = PendingRequest(id: id, bytes: line, keepsLine: keepsLine)
         let loop = channel.eventLoop
         let handler = self.handler
         return await withTaskCancellationHandler {
@@ -100,6 +113,9 @@ final class Connection: Sendable {
 /// Writes requests, frames reply lines and hands each to the request with
 /// its id. Bounds the requests in flight: beyond `maxInFlight`, requests
 /// wait in `backlog` (each one a suspended caller) until replies free a slot.
+///
+/// The requests of one pass of the event loop are gathered in one buffer
+/// and written with one flush (one system call).
 final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -110,6 +126,8 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var pending: [Int64: PendingRequest] = [:]
     private var backlog = CircularBuffer<PendingRequest>()
     private var inFlight = 0
+    /// Requests written since the last flush.
+    private var outbound: ByteBuffer?
     private var flushScheduled = false
     private var received: ByteBuffer?
     /// Why the connection is unusable, once it is.
@@ -157,17 +175,19 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(_ request: PendingRequest) {
-        guard let context, let bytes = request.bytes else { return }
+        guard let context else { return }
         request.sent = true
-        request.bytes = nil
         inFlight += 1
-        context.write(wrapOutboundOut(bytes), promise: nil)
+        if outbound == nil { outbound = context.channel.allocator.buffer(capacity: max(4096, request.bytes.count)) }
+        outbound!.writeBytes(request.bytes)
+        request.bytes = []
         if !flushScheduled {
-            // One flush (one write(2)) for every request queued in this pass of the loop.
             flushScheduled = true
             context.eventLoop.assumeIsolated().execute { [self] in
                 flushScheduled = false
-                self.context?.flush()
+                guard let context = self.context, let buffer = outbound else { return }
+                outbound = nil
+                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
             }
         }
     }
@@ -189,9 +209,12 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         while let newline = received!.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - received!.readerIndex
-            let line = received!.readBytes(length: length)!
-            received!.moveReaderIndex(forwardBy: 1)
-            deliver(line)
+            received!.withUnsafeReadableBytes { raw in
+                raw.withMemoryRebound(to: UInt8.self) { all in
+                    deliver(UnsafeBufferPointer(rebasing: all[0..<length]))
+                }
+            }
+            received!.moveReaderIndex(forwardBy: length + 1)
         }
         if received!.readableBytes > maxReplyBytes {
             failure = LoopdError(.invalidReply, "a reply line is longer than \(maxReplyBytes) bytes")
@@ -208,7 +231,7 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func deliver(_ line: [UInt8]) {
+    private func deliver(_ line: UnsafeBufferPointer<UInt8>) {
         guard let id = Self.integerID(line) else {
             replyWithoutOurID(line)
             return
@@ -216,12 +239,18 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         // An id nobody waits for: a cancelled request's late reply.
         guard let request = pending.removeValue(forKey: id) else { return }
         inFlight -= 1
-        request.finish(.success(line))
+        switch ReplyParser.parse(line) {
+        case .success(let json):
+            request.finish(.success(ReplyLine(json: json, bytes: request.keepsLine ? Array(line) : nil)))
+        case .failure(let error):
+            request.finish(.failure(LoopdError(
+                .invalidReply, "reply is not JSON (\(error)): \(String(decoding: line.prefix(200), as: UTF8.self))")))
+        }
         if !backlog.isEmpty { drainBacklog() }
     }
 
     /// `{"id":N,` at the start of a reply line: loopd writes `id` first.
-    static func integerID(_ line: [UInt8]) -> Int64? {
+    static func integerID(_ line: UnsafeBufferPointer<UInt8>) -> Int64? {
         let prefix: StaticString = #"{"id":"#
         let n = prefix.utf8CodeUnitCount
         guard line.count > n + 1 else { return nil }
@@ -239,8 +268,8 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// A reply whose id is not one of ours: `"id":null` precedes a close.
-    private func replyWithoutOurID(_ line: [UInt8]) {
-        guard let json = try? JSONParser.parse(line, maxDepth: 64) else {
+    private func replyWithoutOurID(_ line: UnsafeBufferPointer<UInt8>) {
+        guard case .success(let json) = ReplyParser.parse(line) else {
             failure = LoopdError(.invalidReply, "reply is not JSON: \(String(decoding: line.prefix(200), as: UTF8.self))")
             context?.close(promise: nil)
             return
@@ -266,12 +295,12 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Fails every request waiting or in flight; later ones fail at once.
     private func fail(_ error: LoopdError) {
-        let reason = error
-        failure = reason
+        failure = error
         let waiting = pending.values
         pending = [:]
         backlog.removeAll()
         inFlight = 0
-        for request in waiting { request.finish(.failure(reason)) }
+        outbound = nil
+        for request in waiting { request.finish(.failure(error)) }
     }
 }

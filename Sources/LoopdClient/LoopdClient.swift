@@ -154,7 +154,7 @@ public final class LoopdClient: Sendable {
 
     private func currentConnection() async throws -> Connection {
         let current = state.withLock { $0.connection }
-        if let current, current.isActive || !configuration.reconnectsAutomatically { return current }
+        if let current, !configuration.reconnectsAutomatically || current.isActive { return current }
         if current == nil && !configuration.reconnectsAutomatically {
             throw LoopdError(.connectionClosed, "not connected: call connect()")
         }
@@ -168,24 +168,29 @@ public final class LoopdClient: Sendable {
     /// client has no method for yet. Throws only connection errors (and
     /// `CancellationError`).
     public func send(op: String, _ fields: [(String, JSON)] = []) async throws -> RawReply {
-        let line = try await exchange(op: op, fields)
-        return try RawReply(line: line)
+        let reply = try await exchange(op: op, fields, keepsLine: true)
+        return RawReply(json: reply.json, bytes: reply.bytes ?? [])
     }
 
     /// Sends a request and returns its reply if `ok`; throws the reply's
     /// error otherwise.
     func call(_ op: String, _ fields: [(String, JSON)] = []) async throws -> JSON {
-        let reply = try await send(op: op, fields)
-        guard reply.ok else { throw reply.error! }
-        return reply.json
+        let json = try await exchange(op: op, fields, keepsLine: false).json
+        guard json["ok"] == .bool(true) else {
+            guard json["ok"]?.boolValue != nil else {
+                throw LoopdError(.invalidReply, "reply has no boolean \"ok\": \(json.serialized().prefix(200))")
+            }
+            throw LoopdError(errorObject: json["error"], reply: json)
+        }
+        return json
     }
 
-    private func exchange(op: String, _ fields: [(String, JSON)]) async throws -> [UInt8] {
+    private func exchange(op: String, _ fields: [(String, JSON)], keepsLine: Bool) async throws -> ReplyLine {
         try Task.checkCancellation()
         let connection = try await currentConnection()
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
+        bytes.reserveCapacity(96)
         bytes.appendLiteral(#"{"id":"#)
         bytes.appendDecimal(UInt64(id))
         bytes.appendLiteral(#","op":"#)
@@ -197,8 +202,7 @@ public final class LoopdClient: Sendable {
             value.write(into: &bytes)
         }
         bytes.appendLiteral("}\n")
-        let buffer = connection.channel.allocator.buffer(bytes: bytes)
-        return try await connection.request(id: id, line: buffer).get()
+        return try await connection.request(id: id, line: bytes, keepsLine: keepsLine).get()
     }
 }
 
@@ -214,16 +218,7 @@ public struct RawReply: Sendable, Equatable {
     /// The reply's error when `ok` is false.
     public var error: LoopdError? { ok ? nil : LoopdError(errorObject: json["error"], reply: json) }
 
-    init(line bytes: [UInt8]) throws(LoopdError) {
-        let json: JSON
-        do {
-            json = try JSONParser.parse(bytes, maxDepth: 64)
-        } catch {
-            throw LoopdError(.invalidReply, "reply is not JSON (\(error)): \(String(decoding: bytes.prefix(200), as: UTF8.self))")
-        }
-        guard json["ok"]?.boolValue != nil else {
-            throw LoopdError(.invalidReply, "reply has no boolean \"ok\": \(String(decoding: bytes.prefix(200), as: UTF8.self))")
-        }
+    init(json: JSON, bytes: [UInt8]) {
         self.json = json
         self.bytes = bytes
     }
@@ -239,14 +234,35 @@ extension LoopdError {
     }
 }
 
-/// Runs tasks' jobs on an event loop.
-final class EventLoopTaskExecutor: TaskExecutor {
+/// Runs tasks' jobs on an event loop. Jobs enqueued on the loop itself (a
+/// reply resuming its caller) are gathered and run by one loop task, instead
+/// of one loop task each.
+final class EventLoopTaskExecutor: TaskExecutor, @unchecked Sendable {
     let eventLoop: any EventLoop
+    /// Jobs enqueued on the loop's thread, waiting for `drain`; touched only there.
+    private var local: [UnownedJob] = []
+    private var running: [UnownedJob] = []
+    private var drainScheduled = false
 
     init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        guard eventLoop.inEventLoop else {
+            eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+            return
+        }
+        local.append(job)
+        if !drainScheduled {
+            drainScheduled = true
+            eventLoop.execute { self.drain() }
+        }
+    }
+
+    private func drain() {
+        drainScheduled = false
+        swap(&local, &running)
+        for job in running { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        running.removeAll(keepingCapacity: true)
     }
 }
