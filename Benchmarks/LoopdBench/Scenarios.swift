@@ -12,6 +12,9 @@ struct Scenario: Sendable {
     let seconds: Double
     /// Requests per client before the clock starts (connection and daemon warm-up).
     let warmup: Int
+    /// Driven through the Swift client library (`LoopdClient`) instead of
+    /// the raw-socket driver.
+    var throughClient = false
 
     var request: [UInt8] { durable ? Request.durableAsync : Request.noopWait }
 }
