@@ -187,7 +187,12 @@ public final class LoopdClient: Sendable {
 
     private func exchange(op: String, _ fields: [(String, JSON)], keepsLine: Bool) async throws -> ReplyLine {
         try Task.checkCancellation()
-        let connection = try await currentConnection()
+        let connection: Connection
+        if let current = state.withLock({ $0.connection }), !configuration.reconnectsAutomatically || current.isActive {
+            connection = current
+        } else {
+            connection = try await currentConnection()
+        }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96)
