@@ -87,6 +87,11 @@ public final class LoopdClient: Sendable {
         taskExecutor = EventLoopTaskExecutor(eventLoop)
     }
 
+    deinit {
+        // A channel stays registered with its event loop until closed.
+        state.withLock { $0.connection }?.channel.close(promise: nil)
+    }
+
     /// Connects to the daemon at `socketPath` and returns the client.
     /// Throws `LoopdError` with code `cannotConnect` when nothing accepts there.
     public static func connect(socketPath: String, configuration: Configuration = Configuration(),
