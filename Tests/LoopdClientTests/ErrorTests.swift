@@ -26,6 +26,10 @@ struct ErrorTests {
         #expect(badRequest?.code == .badRequest && badRequest?.job == nil)
         let badArgs = await loopdError { try await client.submit("noop", ["unexpected"]) }
         #expect(badArgs?.code == .badRequest)
+        // Fields the client has no property for go out as given.
+        let extra = SubmitOptions(additionalFields: [("colour", "blue")])
+        let unknownField = await loopdError { try await client.submit("echo", options: extra) }
+        #expect(unknownField?.code == .badRequest && unknownField?.message.contains("colour") == true)
         let unknownOp = try await client.send(op: "frobnicate")
         #expect(unknownOp.error?.code == .unknownOp)
         #expect(await loopdError { try await client.submit("nonexistent") }?.code == .unknownAction)
