@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "LoopPlatform", targets: ["LoopPlatform"]),
         .library(name: "LoopdProtocol", targets: ["LoopdProtocol"]),
         .library(name: "LoopdCore", targets: ["LoopdCore"]),
+        // The Swift client library; the only product that links SwiftNIO.
+        .library(name: "LoopdClient", targets: ["LoopdClient"]),
         .executable(name: "loopd", targets: ["loopd"]),
         .executable(name: "loopctl", targets: ["loopctl"]),
     ],
@@ -22,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "CLoopShims"),
@@ -29,6 +32,15 @@ let package = Package(
         .target(name: "LoopPlatform", dependencies: ["CLoopShims"], swiftSettings: strict),
         .target(name: "LoopdProtocol", swiftSettings: strict),
         .target(name: "TOML", swiftSettings: strict),
+        .target(
+            name: "LoopdClient",
+            dependencies: [
+                "LoopdProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            // Its async calls run on the caller's executor: no executor switch per request.
+            swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",
@@ -71,6 +83,10 @@ let package = Package(
         .testTarget(
             name: "LoopdTests",
             dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "LoopdClientTests",
+            dependencies: ["LoopdClient", "LoopdCore", "LoopdProtocol", "loopd"],
             swiftSettings: strict),
     ]
 )

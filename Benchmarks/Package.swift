@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The benchmarks, a package of their own so that depending on LoopRuntime or
-// LoopdCore resolves none of their peers (SwiftNIO). `make bench` runs them.
+// LoopdCore pulls in none of their peers (SwiftNIO). `make bench` runs them.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -31,6 +31,9 @@ let package = Package(
             dependencies: [
                 .product(name: "LoopdProtocol", package: "loopd"),
                 .product(name: "LoopPlatform", package: "loopd"),
+                .product(name: "LoopdClient", package: "loopd"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "LoopdBench",
             swiftSettings: strict),

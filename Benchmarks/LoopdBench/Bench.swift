@@ -18,9 +18,15 @@ final class Bench {
     let pipelined64: Scenario
     let clients50: Scenario
     let durable: Scenario
+    /// `sequential1` and `pipelined64` through the Swift client library.
+    let sequential1Client: Scenario
+    let pipelined64Client: Scenario
     /// Submits with random priorities, 64 pipelined, beside beanstalkd's `put`.
     let priorities64: Scenario
-    var scenarios: [Scenario] { [sequential1, sequential1Spin, clients16, pipelined64, clients50, durable, priorities64] }
+    var scenarios: [Scenario] {
+        [sequential1, sequential1Client, sequential1Spin, clients16, pipelined64, pipelined64Client, clients50, durable,
+         priorities64]
+    }
 
     /// How long each redis-benchmark run should last (sized from the previous one).
     let redisSeconds: Double
@@ -66,6 +72,12 @@ final class Bench {
                              seconds: quick ? 1 : 3, warmup: quick ? 20 : 100)
         durable = Scenario(key: "durable", name: "durable async submits (1 client, 256 pipelined, fsync on)", clients: 1,
                            depth: 256, durable: true, seconds: quick ? 1 : 3, warmup: quick ? 1000 : 5000)
+        sequential1Client = Scenario(key: "seq1client", name: "1 client, sequential, through LoopdClient",
+                                     clients: 1, depth: 1, durable: false, seconds: quick ? 1 : 3,
+                                     warmup: quick ? 200 : 1000, throughClient: true)
+        pipelined64Client = Scenario(key: "pipe64client", name: "1 client, 64 pipelined, through LoopdClient",
+                                     clients: 1, depth: 64, durable: false, seconds: quick ? 1 : 3,
+                                     warmup: quick ? 2000 : 10000, throughClient: true)
         var p = Scenario(key: "prio64", name: "submit, random priorities, 1 client, 64 pipelined (not waited)", clients: 1,
                          depth: 64, durable: false, seconds: quick ? 1 : 3, warmup: quick ? 2000 : 10000)
         p.randomPriorities = true
@@ -159,9 +171,11 @@ final class Bench {
             // Each loopd figure with a redis reference is taken right after it.
             measureRedis(clients: 1)
             measure(sequential1)
+            measure(sequential1Client)
             if let loopdSpin { measure(sequential1Spin, on: loopdSpin) }
             measure(clients16)
             measure(pipelined64)
+            measure(pipelined64Client)
             measureRedis(clients: 50)
             measure(clients50)
             measure(durable)
@@ -241,7 +255,9 @@ final class Bench {
         do throws(BenchError) {
             // Many clients: one polling thread, as redis-benchmark does (see
             // Multiplexed.swift); `--thread-per-client` for the other way.
-            var m = scenario.clients > 1 && !options.threadPerClient
+            var m = scenario.throughClient
+                ? try runThroughClient(scenario, socketPath: daemon.socketPath, loopd: daemon)
+                : scenario.clients > 1 && !options.threadPerClient
                 ? try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon)
                 : try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon)
             m.round = round
@@ -335,6 +351,34 @@ final class Bench {
                 redisRate.map(Format.count) ?? "—", ratio, target?.text ?? "—", verdict]
     }
 
+    /// A row measured through LoopdClient: its ratio is to the raw-socket
+    /// driver's figure of the same round (taken just before it), in the
+    /// ratio column; the redis column is empty.
+    private func clientRow(_ scenario: Scenario, raw: Scenario, fraction: Double) -> [String] {
+        let runs = measured[scenario.name] ?? []
+        let rawRuns = measured[raw.name] ?? []
+        let rate = median(runs.map(\.rate))
+        let p = Percentiles(runs.flatMap(\.latencies))
+        var ratios: [Double] = []
+        for m in runs {
+            if let r = rawRuns.first(where: { $0.round == m.round }), r.rate > 0 { ratios.append(m.rate / r.rate) }
+        }
+        let ratio = median(ratios)
+        var verdict: String
+        if failed[scenario.name] != nil {
+            verdict = "ERROR"
+        } else if runs.isEmpty {
+            verdict = skipped.contains(scenario.name) ? "skipped" : "not run"
+        } else if let ratio {
+            verdict = ratio >= fraction ? "PASS" : "MISS"
+        } else {
+            verdict = "n/a"
+        }
+        return [scenario.name, rate.map(Format.count) ?? "—", Format.latency(p.percentile(50)),
+                Format.latency(p.percentile(99)), "—", ratio.map { Format.percent($0) + " of raw" } ?? "—",
+                "≥ \(Format.percent(fraction)) of the raw-socket row", verdict]
+    }
+
     private func report(cpus: Int) -> MarkdownTable {
         var table = MarkdownTable(columns: ["scenario", "loopd jobs/s", "p50", "p99", "redis req/s", "ratio",
                                             "target", "PASS/MISS"])
@@ -343,9 +387,11 @@ final class Bench {
         if selected(sequential1Spin.key) {
             table.add(row(sequential1Spin, redisClients: 1, target: nil))  // opt-in: no target
         }
+        table.add(clientRow(sequential1Client, raw: sequential1, fraction: 0.9))
         table.add(row(clients16, redisClients: nil, target: nil))
         table.add(row(pipelined64, redisClients: nil,
                       target: Target(text: "≥ 100,000 jobs/s") { r, _ in r >= 100_000 }))
+        table.add(clientRow(pipelined64Client, raw: pipelined64, fraction: 0.8))
         table.add(row(clients50, redisClients: 50,
                       target: Target(text: "≥ 50% of redis PING, 50 clients") { _, ratio in ratio.map { $0 >= 0.5 } }))
         table.add(row(durable, redisClients: nil,
@@ -386,6 +432,10 @@ final class Bench {
         out("- loopd jobs/s: verified replies ÷ (first request → last reply), all clients; median of the rounds. "
               + "p50/p99: request written → reply read, every job of every round. Every reply's id was checked "
               + "against the requests in flight on its connection.")
+        out("- through LoopdClient: the same noop submits made with the Swift client library, 1 task or 64 tasks "
+            + "sharing one connection on the client's event loop (`client.taskExecutor`), each awaiting its typed "
+            + "reply; ratio: each round's figure ÷ the raw-socket row's of the same round (measured just before), "
+            + "median over the rounds.")
         out("- redis: the faster of PING_INLINE and PING_MBULK per run. ratio: each round's loopd figure ÷ the "
             + "redis run taken just before it (same load), median over the rounds; redis req/s: median of its runs.")
         out("- server CPU = loopd's (all its threads) CPU seconds ÷ wall seconds of the measured run, "

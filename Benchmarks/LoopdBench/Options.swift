@@ -26,16 +26,18 @@ struct Options {
     /// `server.spin_before_sleeping_us` of the second loopd, which the
     /// `seq1spin` row measures (the first runs loopd's default, no spin).
     var spinUs = 50
-    /// Measurements to run (default all): seq1 seq1spin c16 pipe64 c50 durable redis prio64
-    /// (prio64: random priorities, beside beanstalkd).
+    /// Measurements to run (default all): seq1 seq1client seq1spin c16 pipe64 pipe64client c50 durable redis
+    /// prio64 (prio64: random priorities, beside beanstalkd).
     var only: Set<String>?
     /// Measure the round trips of the job operations instead (`--operations`).
     var operations = false
-    static let measurements: Set<String> = ["seq1", "seq1spin", "c16", "pipe64", "c50", "durable", "redis", "prio64"]
+    static let measurements: Set<String> = ["seq1", "seq1client", "seq1spin", "c16", "pipe64", "pipe64client", "c50",
+                                            "durable", "redis", "prio64"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
-                  [--only seq1,seq1spin,c16,pipe64,c50,durable,redis,prio64] [--thread-per-client] [--spin-us N]
+                  [--only seq1,seq1client,seq1spin,c16,pipe64,pipe64client,c50,durable,redis,prio64]
+                  [--thread-per-client] [--spin-us N]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
@@ -44,6 +46,8 @@ struct Options {
                        put it on a real disk: the durable scenario fsyncs there)
           --keep       keep that directory (loopd.log, journal, redis-benchmark output)
           --only LIST  run only these measurements (for profiling); the table shows the rest as —
+                       (seq1client and pipe64client, the rows through the Swift client library
+                       LoopdClient, are judged against seq1 and pipe64: run those too)
           --spin-us N  the opt-in row seq1spin: 1 client, sequential, against a second loopd
                        with server.spin_before_sleeping_us = N (default 50; 1...10000)
           --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)

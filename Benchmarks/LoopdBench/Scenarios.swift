@@ -12,6 +12,9 @@ struct Scenario: Sendable {
     let seconds: Double
     /// Requests per client before the clock starts (connection and daemon warm-up).
     let warmup: Int
+    /// Driven through the Swift client library (`LoopdClient`) instead of
+    /// the raw-socket driver.
+    var throughClient = false
 
     /// Submits with random priorities, not waited for (the `prio64` row).
     var randomPriorities = false

@@ -1,0 +1,149 @@
+@_exported import LoopdProtocol
+
+/// Every failure of a `LoopdClient` request: a refusal or a job outcome the
+/// daemon reported (`ok:false`), or a problem with the connection itself.
+///
+/// Match on `code`. A job that ran and did not complete (`jobFailed`,
+/// `timeout`, `cancelled`) also carries the job's fields in `job`.
+public struct LoopdError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong: the daemon's error codes (docs/PROTOCOL.md, "Error
+    /// codes"), one for each case of LoopdProtocol's `ErrorCode`, plus the
+    /// client's own connection errors.
+    public enum Code: Sendable, Hashable, CustomStringConvertible {
+        /// `bad_request`: the request was not valid.
+        case badRequest
+        /// `unknown_op`: the daemon does not know the operation.
+        case unknownOp
+        /// `unknown_action`: no such action.
+        case unknownAction
+        /// `unknown_worker`: no such worker.
+        case unknownWorker
+        /// `unknown_job`: no such job (or past retention).
+        case unknownJob
+        /// `queue_full`: the worker's queue is at its limit.
+        case queueFull
+        /// `forbidden`: the client's uid/gid may not do this.
+        case forbidden
+        /// `too_large`: a request line was over the daemon's limit; the
+        /// daemon closed the connection.
+        case tooLarge
+        /// `timeout`: the job ran past its timeout (`job` has its fields).
+        case timeout
+        /// `job_failed`: the job ran and failed (`job` has its fields).
+        case jobFailed
+        /// `cancelled`: the job was cancelled (`job` has its fields).
+        case cancelled
+        /// `expired`: the job had not started when its `expires_in_ms`
+        /// passed (`job` has its fields).
+        case expired
+        /// `journal_unavailable`: a durable job could not be journaled.
+        case journalUnavailable
+        /// `shutting_down`: the daemon is stopping.
+        case shuttingDown
+        /// `busy`: the daemon has too many connections; it closed this one.
+        case busy
+        /// `internal`: a fault inside the daemon.
+        case `internal`
+        /// An error code this client does not know (from a newer daemon).
+        case unknown(String)
+        /// The client could not connect to the socket (`errno` says why).
+        case cannotConnect
+        /// The connection closed (the daemon went away, or `close()` or
+        /// `reconnect()` was called) before the reply came. Call
+        /// `reconnect()` to carry on.
+        case connectionClosed
+        /// The daemon sent something that is not a valid reply.
+        case invalidReply
+
+        /// The code for one of the protocol's error codes.
+        public init(_ code: ErrorCode) {
+            switch code {
+            case .badRequest: self = .badRequest
+            case .unknownOp: self = .unknownOp
+            case .unknownAction: self = .unknownAction
+            case .unknownWorker: self = .unknownWorker
+            case .unknownJob: self = .unknownJob
+            case .queueFull: self = .queueFull
+            case .forbidden: self = .forbidden
+            case .tooLarge: self = .tooLarge
+            case .timeout: self = .timeout
+            case .jobFailed: self = .jobFailed
+            case .cancelled: self = .cancelled
+            case .expired: self = .expired
+            case .journalUnavailable: self = .journalUnavailable
+            case .shuttingDown: self = .shuttingDown
+            case .busy: self = .busy
+            case .internal: self = .internal
+            }
+        }
+
+        /// The code for an `error.code` string as the daemon sends it.
+        public init(wireValue: String) {
+            self = ErrorCode(rawValue: wireValue).map(Code.init) ?? .unknown(wireValue)
+        }
+
+        /// The protocol's error code, or nil for a connection error or an unknown code.
+        public var errorCode: ErrorCode? {
+            switch self {
+            case .badRequest: .badRequest
+            case .unknownOp: .unknownOp
+            case .unknownAction: .unknownAction
+            case .unknownWorker: .unknownWorker
+            case .unknownJob: .unknownJob
+            case .queueFull: .queueFull
+            case .forbidden: .forbidden
+            case .tooLarge: .tooLarge
+            case .timeout: .timeout
+            case .jobFailed: .jobFailed
+            case .cancelled: .cancelled
+            case .expired: .expired
+            case .journalUnavailable: .journalUnavailable
+            case .shuttingDown: .shuttingDown
+            case .busy: .busy
+            case .internal: .internal
+            case .unknown, .cannotConnect, .connectionClosed, .invalidReply: nil
+            }
+        }
+
+        /// Whether the daemon sent this code (as opposed to a connection error).
+        public var isFromDaemon: Bool {
+            switch self {
+            case .cannotConnect, .connectionClosed, .invalidReply: false
+            default: true
+            }
+        }
+
+        /// The code as the daemon spells it (`queue_full`); connection
+        /// errors as `cannot_connect`, `connection_closed`, `invalid_reply`.
+        public var description: String {
+            switch self {
+            case .unknown(let raw): raw
+            case .cannotConnect: "cannot_connect"
+            case .connectionClosed: "connection_closed"
+            case .invalidReply: "invalid_reply"
+            default: errorCode!.rawValue
+            }
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The daemon's message (for people; it may change), or the client's.
+    public var message: String
+    /// For `jobFailed`, `timeout`, `cancelled` and `expired` (and a waited durable job
+    /// whose journal commit failed): the job, its final state and its partial result.
+    public var job: JobOutcome?
+    /// For `cannotConnect`: the `errno` of the failed connect, when known.
+    public var errno: Int32?
+
+    /// An error with a code and message.
+    public init(_ code: Code, _ message: String, job: JobOutcome? = nil, errno: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.job = job
+        self.errno = errno
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code): \(message)" }
+}
