@@ -42,7 +42,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import Checks, Client, LoopdProcess, binary_dir, make_workdir, section, seeded_random  # noqa: E402
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, make_workdir, section, seeded_random,  # noqa: E402
+                       wait_idle)
 
 THREADS = 6
 HEADER = 16  # journal file header bytes
@@ -318,6 +319,12 @@ def main():
         checks.check(not lost and not wrong and not still_open,
                      f"all {len(ledger.acked)} acknowledged durable jobs completed, none lost",
                      f"lost {lost[:3]}, wrong {wrong[:3]}, open {sorted(still_open)[:3]}")
+        # Jobs journaled but never acknowledged (a kill cut their reply) were
+        # replayed by this start too; one still queued at a clean stop would
+        # rightly run again after it, so the stop waits until they are done.
+        idle = wait_idle(d.socket_path, 30)
+        checks.check(idle.get("queued") == 0 and idle.get("running") == 0,
+                     "the replayed jobs have run before the clean stop", str(idle))
         checks.check(d.terminate() == 0, "loopd stops cleanly on SIGTERM")
         lines_before = sum(1 for _ in open(record_file))
         checks.check(d.start(), "loopd starts again after the clean stop")

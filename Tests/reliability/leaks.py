@@ -81,9 +81,20 @@ def run_kind(path, kind, jobs, connections=4):
     run_threads(one, connections)
 
 
-def settle(d, path, base_fd):
+def idle_trims(path):
+    with Client(path) as c:
+        return c.call({"op": "stats"}).get("idle_trims", 0)
+
+
+def settle(d, path, base_fd, trims):
+    """RSS once loopd is idle and has handed its free memory back: loopd
+    trims malloc's free lists a second after a burst goes quiet, so every
+    measurement waits for the trim after the burst (the stats'
+    `idle_trims` passes `trims`, read before it) rather than landing
+    before the trim one round and after it the next."""
     wait_idle(path, 120)
     wait_until(lambda: d.fd_count() <= base_fd, 10, 0.05)
+    wait_until(lambda: idle_trims(path) > trims, 30, 0.1)
     time.sleep(0.3)
     return d.rss_kb()
 
@@ -110,17 +121,19 @@ def main():
     warm_up(path, 110_000, PHASE_LIMITS["warm-up"])
     wait_idle(path, 120)
     base_fd = d.idle_fd_count()
+    trims = idle_trims(path)
     for _ in range(2):  # until echo itself is steady
         warm_up(path, args.jobs, PHASE_LIMITS["warm-up"])
-    rss = settle(d, path, base_fd)
+    rss = settle(d, path, base_fd, trims)
     print(f"  info  window filled in {time.monotonic() - t0:.0f} s: VmRSS {rss} kB, fds {base_fd}", flush=True)
     for kind in args.kinds.split(","):
         growth = []
         for rnd in range(2):
             t = time.monotonic()
+            trims = idle_trims(path)
             run_kind(path, kind, args.jobs)
             warm_up(path, args.jobs, PHASE_LIMITS["warm-up"])  # pushes this round's jobs out of the window again
-            now = settle(d, path, base_fd)
+            now = settle(d, path, base_fd, trims)
             growth.append(now - rss)
             rss = now
             print(f"  info  {kind} round {rnd + 1}: VmRSS {now} kB ({growth[-1]:+d} kB, "
