@@ -239,14 +239,20 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         // An id nobody waits for: a cancelled request's late reply.
         guard let request = pending.removeValue(forKey: id) else { return }
         inFlight -= 1
-        switch ReplyParser.parse(line) {
-        case .success(let json):
+        do {
+            let json = try Self.parse(line)
             request.finish(.success(ReplyLine(json: json, bytes: request.keepsLine ? Array(line) : nil)))
-        case .failure(let error):
+        } catch {
             request.finish(.failure(LoopdError(
                 .invalidReply, "reply is not JSON (\(error)): \(String(decoding: line.prefix(200), as: UTF8.self))")))
         }
         if !backlog.isEmpty { drainBacklog() }
+    }
+
+    /// A reply line's JSON, read in place and leniently: a reply is read,
+    /// never trusted, so duplicate names and broken text do not fail it.
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSON {
+        try JSONParser.parse(buffer: line, maxDepth: 64, strictness: .lenient)
     }
 
     /// `{"id":N,` at the start of a reply line: loopd writes `id` first.
@@ -269,7 +275,7 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// A reply whose id is not one of ours: `"id":null` precedes a close.
     private func replyWithoutOurID(_ line: UnsafeBufferPointer<UInt8>) {
-        guard case .success(let json) = ReplyParser.parse(line) else {
+        guard let json = try? Self.parse(line) else {
             failure = LoopdError(.invalidReply, "reply is not JSON: \(String(decoding: line.prefix(200), as: UTF8.self))")
             context?.close(promise: nil)
             return

@@ -1,27 +1,50 @@
-/// Parses one JSON document from UTF-8 bytes (RFC 8259), strictly: no
-/// trailing garbage, no duplicate keys, valid UTF-8, nesting at most
-/// `maxDepth` deep.
+/// Parses one JSON document from UTF-8 bytes (RFC 8259): no trailing
+/// garbage, nesting at most `maxDepth` deep. `.strict` (requests, the
+/// daemon's side) also refuses duplicate member names, invalid UTF-8,
+/// control characters and lone surrogates in strings; `.lenient` (replies,
+/// a client's side) takes the last of duplicate names and repairs broken
+/// text with U+FFFD instead, since a reply is read, never trusted.
 public struct JSONParser {
+    /// How much a document may bend the rules and still be read.
+    public enum Strictness: Sendable {
+        /// Everything RFC 8259 forbids is an error, and so are duplicate names.
+        case strict
+        /// Duplicate names and broken text in strings are taken as they come.
+        case lenient
+    }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var i = 0
     private let maxDepth: Int
+    private let strict: Bool
 
     /// Parses `input`; throws `JSONSyntaxError` with the offset of the fault.
-    public static func parse<C: Collection>(_ input: C, maxDepth: Int = 32) throws(JSONSyntaxError) -> JSON where C.Element == UInt8 {
+    public static func parse<C: Collection>(
+        _ input: C, maxDepth: Int = 32, strictness: Strictness = .strict
+    ) throws(JSONSyntaxError) -> JSON where C.Element == UInt8 {
         let array = Array(input)
         return try array.withUnsafeBufferPointer { (buf) throws(JSONSyntaxError) -> JSON in
-            var p = JSONParser(bytes: buf, maxDepth: maxDepth)
-            p.skipSpace()
-            let v = try p.value(depth: 0)
-            p.skipSpace()
-            guard p.i == buf.count else { throw p.fail("unexpected data after the document") }
-            return v
+            try parse(buffer: buf, maxDepth: maxDepth, strictness: strictness)
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// Parses the bytes in place (no copy); throws `JSONSyntaxError` with the
+    /// offset of the fault.
+    public static func parse(
+        buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 32, strictness: Strictness = .strict
+    ) throws(JSONSyntaxError) -> JSON {
+        var p = JSONParser(bytes: buffer, maxDepth: maxDepth, strict: strictness == .strict)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        guard p.i == buffer.count else { throw p.fail("unexpected data after the document") }
+        return v
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, strict: Bool) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.strict = strict
     }
 
     private func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(offset: i, reason: reason) }
@@ -61,7 +84,7 @@ public struct JSONParser {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
-            if members.contains(where: { $0.0 == key }) { throw fail("duplicate member \"\(key)\"") }
+            if strict, members.contains(where: { $0.0 == key }) { throw fail("duplicate member \"\(key)\"") }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
@@ -95,14 +118,24 @@ public struct JSONParser {
     private mutating func number() throws(JSONSyntaxError) -> JSON {
         let start = i
         var isInteger = true
-        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
         guard i < bytes.count, isDigit(bytes[i]) else { throw fail("expected a digit") }
+        // The integer part, accumulated as it is checked: most numbers in
+        // the protocol are small integers, which need no text conversion.
+        var magnitude: Int64 = 0
+        let digitsStart = i
         if bytes[i] == UInt8(ascii: "0") {
             i += 1
             if i < bytes.count, isDigit(bytes[i]) { throw fail("leading zero") }
         } else {
-            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            while i < bytes.count, isDigit(bytes[i]) {
+                magnitude = magnitude &* 10 &+ Int64(bytes[i] &- 0x30)
+                i += 1
+            }
         }
+        let atFraction = i < bytes.count && (bytes[i] == UInt8(ascii: ".") || bytes[i] | 0x20 == UInt8(ascii: "e"))
+        if !atFraction && i - digitsStart <= 18 { return .integer(negative ? -magnitude : magnitude) }
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             isInteger = false
             i += 1
@@ -126,16 +159,21 @@ public struct JSONParser {
 
     private mutating func string() throws(JSONSyntaxError) -> String {
         i += 1  // opening quote
-        var out: [UInt8] = []
         let start = i
-        // Fast path: no escapes.
-        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        // Fast path: no escapes, so the string is the bytes as they stand.
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 || !strict {
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            defer { i += 1 }
+            return try text(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        }
+        var out = Array(UnsafeBufferPointer(rebasing: bytes[start..<i]))
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
             let b = bytes[i]
             if b == UInt8(ascii: "\"") { i += 1; break }
-            if b < 0x20 { throw fail("control character in string") }
+            if b < 0x20 && strict { throw fail("control character in string") }
             if b != UInt8(ascii: "\\") { out.append(b); i += 1; continue }
             i += 1
             guard i < bytes.count else { throw fail("unterminated escape") }
@@ -153,22 +191,36 @@ public struct JSONParser {
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
                 if (0xD800...0xDBFF).contains(scalar) {
-                    guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                    if i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") {
+                        let save = i
+                        i += 2
+                        let low = try hex4()
+                        if (0xDC00...0xDFFF).contains(low) {
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if strict {
+                            throw fail("invalid low surrogate")
+                        } else {
+                            i = save  // the lone high surrogate becomes U+FFFD; the next escape stands alone
+                        }
+                    } else if strict {
                         throw fail("lone high surrogate")
                     }
-                    i += 2
-                    let low = try hex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid low surrogate") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(scalar) {
+                } else if (0xDC00...0xDFFF).contains(scalar), strict {
                     throw fail("lone low surrogate")
                 }
-                out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                UTF8.encode(Unicode.Scalar(scalar) ?? "\u{FFFD}") { out.append($0) }
             default:
                 throw fail("invalid escape")
             }
         }
-        guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        return try out.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> String in try text(buffer) }
+    }
+
+    /// A string's UTF-8 bytes as text: validated when strict, repaired
+    /// (U+FFFD) when lenient.
+    private func text(_ utf8: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> String {
+        guard strict else { return String(decoding: utf8, as: UTF8.self) }
+        guard let s = String(validating: utf8, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
         return s
     }
 
