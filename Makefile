@@ -64,29 +64,38 @@ check-metrics: setup
 	$(SWIFT) build --product loopctl
 	Tests/metrics/promtool-check.sh "$$($(SWIFT) build --show-bin-path)"
 
-## LoopRuntime's API documentation: the DocC catalog
-## (Sources/LoopRuntime/LoopRuntime.docc) and LoopRuntime's symbol graph,
-## not LoopPlatform's, as a static site in .build/docs, served under
-## /LoopRuntime/. Fails on any DocC warning, on a public symbol without a
-## doc comment, and on a catalog snippet missing from the snippets the test
-## target compiles (.ci/check-docs). Builds in .build-docs with the
-## toolchain's docc; the package gains no dependency.
+## The API documentation of LoopRuntime and LoopdClient, each a DocC catalog
+## (Sources/LoopRuntime/LoopRuntime.docc, Sources/LoopdClient/LoopdClient.docc)
+## with its module's own symbol graph (not LoopPlatform's; not the symbols
+## LoopdClient re-exports from LoopdProtocol), as static sites: LoopRuntime's
+## in .build/docs, served under /LoopRuntime/, LoopdClient's in
+## .build/docs-loopdclient, served under /LoopdClient/. Fails on any DocC
+## warning, on a public symbol without a doc comment, and on a catalog
+## snippet missing from the snippets its test target compiles
+## (.ci/check-docs). Builds in .build-docs with the toolchain's docc; the
+## package gains no dependency.
 DOCS_SCRATCH = .build-docs
 DOCS_GRAPHS = $(DOCS_SCRATCH)/symbol-graphs
+DOCS_SYMBOL_GRAPH_FLAGS = -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/$(DOCS_GRAPHS)
 docs: setup
 	.ci/check-docs snippets
-	$(SWIFT) build --target LoopRuntime --scratch-path $(DOCS_SCRATCH) \
-		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/$(DOCS_GRAPHS)
-	rm -rf $(DOCS_SCRATCH)/loopruntime-graphs .build/docs
-	mkdir -p $(DOCS_SCRATCH)/loopruntime-graphs
-	find $(DOCS_GRAPHS) \( -name LoopRuntime.symbols.json -o -name 'LoopRuntime@*.symbols.json' \) \
-		-exec cp {} $(DOCS_SCRATCH)/loopruntime-graphs/ \;
-	.ci/check-docs coverage $(DOCS_SCRATCH)/loopruntime-graphs
+	$(SWIFT) build --target LoopRuntime --scratch-path $(DOCS_SCRATCH) $(DOCS_SYMBOL_GRAPH_FLAGS)
+	$(SWIFT) build --target LoopdClient --scratch-path $(DOCS_SCRATCH) $(DOCS_SYMBOL_GRAPH_FLAGS)
+	rm -rf .build/docs .build/docs-loopdclient
+	.ci/check-docs graphs LoopRuntime $(DOCS_GRAPHS) $(DOCS_SCRATCH)/loopruntime-graphs
+	.ci/check-docs graphs LoopdClient $(DOCS_GRAPHS) $(DOCS_SCRATCH)/loopdclient-graphs
+	.ci/check-docs coverage LoopRuntime $(DOCS_SCRATCH)/loopruntime-graphs
+	.ci/check-docs coverage LoopdClient $(DOCS_SCRATCH)/loopdclient-graphs
 	docc convert Sources/LoopRuntime/LoopRuntime.docc --warnings-as-errors \
 		--additional-symbol-graph-dir $(DOCS_SCRATCH)/loopruntime-graphs \
 		--fallback-display-name LoopRuntime --fallback-bundle-identifier org.loopd.LoopRuntime \
 		--output-path .build/docs --transform-for-static-hosting --hosting-base-path LoopRuntime
+	docc convert Sources/LoopdClient/LoopdClient.docc --warnings-as-errors \
+		--additional-symbol-graph-dir $(DOCS_SCRATCH)/loopdclient-graphs \
+		--fallback-display-name LoopdClient --fallback-bundle-identifier org.loopd.LoopdClient \
+		--output-path .build/docs-loopdclient --transform-for-static-hosting --hosting-base-path LoopdClient
 	@echo "LoopRuntime's documentation: .build/docs, to be served under /LoopRuntime/ (start at /LoopRuntime/documentation/loopruntime)"
+	@echo "LoopdClient's documentation: .build/docs-loopdclient, to be served under /LoopdClient/ (start at /LoopdClient/documentation/loopdclient)"
 
 ## The suites under AddressSanitizer (CI runs both sanitizers).
 ## lld (Fuzz/toolset.json): gold warns about every ASan symbol it cannot export.

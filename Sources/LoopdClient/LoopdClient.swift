@@ -76,8 +76,11 @@ public final class LoopdClient: Sendable {
     /// A client for the daemon at `socketPath`, not connected yet: call
     /// `connect()` (or use `LoopdClient.connect(socketPath:…)`).
     ///
-    /// - Parameter eventLoopGroup: the host application's group (Vapor's,
-    ///   Hummingbird's); by default NIO's shared singleton group.
+    /// - Parameters:
+    ///   - socketPath: the daemon's Unix socket.
+    ///   - configuration: how the client behaves.
+    ///   - eventLoopGroup: the host application's group (Vapor's,
+    ///     Hummingbird's); by default NIO's shared singleton group.
     public init(socketPath: String, configuration: Configuration = Configuration(),
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.socketPath = socketPath
