@@ -25,6 +25,11 @@ public struct JobOutcome: Sendable, Equatable {
     public var worker: String?
     /// The action's result once the job has ended (docs/PROTOCOL.md, "Result shapes").
     public var result: JSON?
+    /// Which attempt ended it, for a job submitted with `retries` (from 1).
+    public var attempt: Int?
+    /// True when a submit's `uniqueKey` named a job already known: this is
+    /// that job, and no new one was made.
+    public var duplicate: Bool = false
 
     /// The result's `output` (what `echo` returns), if it has one.
     public var output: String? { result?["output"]?.stringValue }
@@ -202,7 +207,8 @@ extension Pong {
 extension JobOutcome {
     init(reply: JSON) throws(LoopdError) {
         self.init(job: try reply.string("job"), state: try reply.state(), worker: reply.optionalString("worker"),
-                  result: reply.present("result"))
+                  result: reply.present("result"), attempt: reply.optionalInt("attempt").map { Int($0) },
+                  duplicate: reply["duplicate"]?.boolValue ?? false)
     }
 }
 
