@@ -110,15 +110,18 @@ test-asan:
 ## limit (LoopBench); loopd end to end over its socket beside redis (LoopdBench).
 ## They are a package of their own (Benchmarks/Package.swift), so depending on
 ## LoopRuntime pulls in none of their peers; LoopdBench tests the shipped
-## release loopd in .build/release (`make release`).
+## release loopd in .build/release (`make release`). Benchmarks/million.py:
+## that loopd holding a million delayed jobs beside beanstalkd (50,000 with --quick).
 BENCH = $(SWIFT) run -c release --package-path Benchmarks
 bench: release
 	$(BENCH) LoopBench
 	$(BENCH) LoopdBench
+	python3 Benchmarks/million.py --bin "$$($(RELEASE_BUILD) --show-bin-path)"
 
 bench-quick: release
 	$(BENCH) LoopBench --quick
 	$(BENCH) LoopdBench --quick
+	python3 Benchmarks/million.py --quick --bin "$$($(RELEASE_BUILD) --show-bin-path)"
 
 example:
 	$(SWIFT) run loop-example
