@@ -89,6 +89,10 @@ private func encode(_ request: Request) -> String {
         members += [("wait", .bool(s.wait)), ("durable", .bool(s.durable)), ("delay_ms", .integer(s.delayMs))]
         members.append(("timeout_ms", s.timeoutMs.map { .integer($0) } ?? .null))
         members.append(("mode", s.mode.map { .string($0) } ?? .null))
+        members += [("priority", .integer(Int64(s.priority))), ("retries", .integer(Int64(s.retries))),
+                    ("retry_backoff_ms", .integer(s.retryBackoffMs))]
+        if let ms = s.expiresInMs { members.append(("expires_in_ms", .integer(ms))) }
+        if let key = s.uniqueKey { members.append(("unique_key", .string(key))) }
     }
     return JSON.object(members).serialized()
 }
