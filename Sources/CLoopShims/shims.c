@@ -25,6 +25,10 @@ int cloop_malloc_trim(size_t pad) {
     return malloc_trim(pad);
 }
 
+size_t cloop_malloc_usable_size(void *pointer) {
+    return malloc_usable_size(pointer);
+}
+
 pid_t cloop_gettid(void) {
     return (pid_t)syscall(SYS_gettid);
 }

@@ -9,4 +9,11 @@ public enum Memory {
     /// Returns whether any memory was released.
     @discardableResult
     public static func trim() -> Bool { cloop_malloc_trim(0) != 0 }
+
+    /// `malloc_usable_size(3)`: the bytes the allocation that `object`
+    /// lives in can hold (its fields and the runtime's header), which is
+    /// what holding it costs beyond the allocator's own word.
+    public static func allocationSize(of object: AnyObject) -> Int {
+        cloop_malloc_usable_size(Unmanaged.passUnretained(object).toOpaque())
+    }
 }

@@ -73,8 +73,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError.journal(error)
         }
-        let recovered = journal.recovered
-        if recovered.truncatedBytes > 0 {
+        if case let recovered = journal.recovered, recovered.truncatedBytes > 0 {
             var message = "journal: cut \(recovered.truncatedBytes) bytes of a damaged tail at byte "
                 + "\(recovered.damagedAt ?? 0) of \(journal.path) (\(recovered.damage ?? "damaged")): what a crash in the "
                 + "middle of a commit leaves; no acknowledged job was there"
@@ -89,7 +88,8 @@ public final class Daemon: @unchecked Sendable {
         // run, not to the thread's loop: restored when the run ends.
         let spinBefore = loop.spinBeforeSleeping
         server.startWorkers()
-        server.scheduler.replay(journal.recovered.pending, finished: journal.recovered.finished)
+        server.scheduler.replay(journal, finished: journal.recovered.finished)
+        journal.releaseRecoveredJobs()
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)

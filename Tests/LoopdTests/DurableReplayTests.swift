@@ -68,7 +68,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: copy) }
         try FileManager.default.copyItem(atPath: stateDirectory + "/journal.log", toPath: copy + "/journal.log")
         let journal = try JobJournal(directory: copy, fsync: false, retentionSeconds: 86_400)
-        return journal.recovered.pending.map(\.id)
+        return journal.pendingJobs().map(\.id)
     }
 
     @Test func acknowledgedDurableJobsRunAgainAfterSIGKILL() throws {

@@ -19,9 +19,8 @@ final class JobFixture {
     /// A new job, the next in submission order.
     func job(_ id: String, _ request: SubmitRequest = SubmitRequest(action: "echo"), submittedAt: Int64 = 0) -> Job {
         sequence += 1
-        return Job(id: id, sequence: sequence, request: request, modes: Job.loopModes(request.mode), action: EchoAction(), queue: queue,
-                   owner: JobOwner(uid: 0, gid: 0), acceptedAt: 0, submittedAtUnixMs: submittedAt, reply: nil,
-                   metrics: queue.metrics(of: request.action, in: metrics))
+        return Job(id: id, sequence: sequence, request: request, kind: queue.kind(of: request.action, EchoAction(), in: metrics),
+                   origin: .submitted(JobSubmitter(JobOwner(uid: 0, gid: 0))), acceptedAt: 0, submittedAtUnixMs: submittedAt)
     }
 
     func stop() { queue.worker.stop() }

@@ -10,7 +10,7 @@ import Testing
 /// real job goes through them, each logged in one place.
 @Suite struct JobStateMachineTests {
     private static let sample: [Job.State] = [
-        .accepted, .awaitingCommit, .delayed(until: 1), .queued, .running,
+        .accepted, .awaitingCommit, .delayed, .queued, .running,
         .ended(.completed), .ended(.failed), .ended(.timedOut), .ended(.cancelled), .forgotten,
     ]
 

@@ -5,6 +5,31 @@ import Testing
 
 /// The durable-job journal, and its crash consistency.
 @Suite struct JournalTests {
+    /// The journal's checksum reads eight bytes a step: every length, every
+    /// alignment and every split of a continued checksum gives what the
+    /// one-byte-a-step definition gives.
+    @Test func checksumMatchesTheBytewiseDefinition() {
+        func bytewise(_ bytes: [UInt8]) -> UInt32 {
+            var crc: UInt32 = ~0
+            for b in bytes {
+                crc ^= UInt32(b)
+                for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return ~crc
+        }
+        var generator = SystemRandomNumberGenerator()
+        let data = (0..<80).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for start in 0..<8 {
+            for end in start...data.count {
+                let slice = data[start..<end]
+                #expect(CRC32C.checksum(slice) == bytewise(Array(slice)))
+            }
+        }
+        for split in 0...data.count {
+            #expect(CRC32C.checksum(data[split...], continuing: CRC32C.checksum(data[..<split])) == bytewise(data))
+        }
+    }
+
     @Test func recordsRoundTripThroughTheFileFormat() throws {
         #expect(CRC32C.checksum(Array("123456789".utf8)[...]) == 0xE306_9283)  // the standard check value
         let records: [JournalRecord] = [
@@ -29,7 +54,7 @@ import Testing
             #expect(journal.finishedStatus(id: "j1")?.state == "failed")
 
             let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 3600, clock: { 10_000 })
-            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(2)])
+            #expect(reopened.pendingJobs() == [sampleJob(0), sampleJob(2)])
             #expect(reopened.recovered.finished.map(\.id) == ["j1"])
             #expect(reopened.recovered.truncatedBytes == 0)
             #expect(reopened.finishedStatus(id: "j1")?.finishedAt == 9_000)
@@ -68,7 +93,7 @@ import Testing
             for cut in goodEnd..<whole.count {
                 try writeFile(journal.path, Array(whole[..<cut]))
                 let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
-                #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1)], "cut at \(cut)")
+                #expect(reopened.pendingJobs() == [sampleJob(0), sampleJob(1)], "cut at \(cut)")
                 #expect(reopened.recovered.truncatedBytes == cut - goodEnd)
                 #expect(reopened.recovered.corruptTailPath == nil)
                 #expect(try readFile(journal.path).count == goodEnd)
@@ -82,7 +107,7 @@ import Testing
             repaired.appendSubmitted(sampleJob(3))
             try repaired.commit()
             let after = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
-            #expect(after.recovered.pending == [sampleJob(0), sampleJob(1), sampleJob(3)])
+            #expect(after.pendingJobs() == [sampleJob(0), sampleJob(1), sampleJob(3)])
             #expect(after.recovered.truncatedBytes == 0)
         }
     }
@@ -145,7 +170,7 @@ import Testing
             for k in ends[1]..<ends[2] { zeroed[k] = 0 }  // record 2 never written, 3 was
             try writeFile(journal.path, zeroed)
             let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60, clock: { 7 })
-            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1)])
+            #expect(reopened.pendingJobs() == [sampleJob(0), sampleJob(1)])
             #expect(reopened.recovered.damagedAt == ends[1] && reopened.recovered.truncatedBytes == whole.count - ends[1])
             #expect(reopened.recovered.corruptTailPath == dir + "/journal.log.corrupt-7")
             #expect(try readFile(dir + "/journal.log.corrupt-7") == Array(zeroed[ends[1]...]))
@@ -160,7 +185,7 @@ import Testing
             try writeFile(journal.path, garbage)
             let again = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
             #expect(again.recovered.truncatedBytes == 300 && again.recovered.damagedAt == good)
-            #expect(again.recovered.corruptTailPath == nil && again.recovered.pending.count == 2)
+            #expect(again.recovered.corruptTailPath == nil && again.pendingJobs().count == 2)
         }
     }
 
@@ -187,7 +212,7 @@ import Testing
             #expect(report.lines(path: "J").last == "J: kept 4 intact records (\(report.keptBytes) bytes); the file as it was is saved as \(journal.path).corrupt-99")
 
             let reopened = try JobJournal(directory: dir, fsync: false, retentionSeconds: 60)
-            #expect(reopened.recovered.pending == [sampleJob(0), sampleJob(1), sampleJob(3), sampleJob(4)])
+            #expect(reopened.pendingJobs() == [sampleJob(0), sampleJob(1), sampleJob(3), sampleJob(4)])
             #expect(reopened.recovered.truncatedBytes == 0)
             let second = try JournalSalvage.salvage(path: journal.path, fsync: false)
             #expect(second.savedAs == nil && second.damaged.isEmpty && second.keptRecords == 4)
@@ -197,7 +222,7 @@ import Testing
             // (left alone), 2 without a path.
             try writeFile(journal.path, bytes)
             #expect(DaemonMain.run(arguments: ["--salvage-journal", journal.path]) == 0)
-            #expect(try JobJournal(directory: dir, fsync: false, retentionSeconds: 60).recovered.pending.count == 4)
+            #expect(try JobJournal(directory: dir, fsync: false, retentionSeconds: 60).pendingJobs().count == 4)
             try writeFile(dir + "/other", Array("not a journal".utf8))
             #expect(DaemonMain.run(arguments: ["--salvage-journal", dir + "/other"]) == 1)
             #expect(try readFile(dir + "/other") == Array("not a journal".utf8))
@@ -242,7 +267,7 @@ import Testing
 
             try writeFile(journal.path + ".compact", JournalRecord.fileHeader + [1, 2, 3])
             let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 10, clock: { now })
-            #expect(reopened.recovered.pending == (95...100).map { sampleJob($0) })
+            #expect(reopened.pendingJobs() == (95...100).map { sampleJob($0) })
             #expect(reopened.recovered.finished.map(\.id) == (90..<95).map { "j\($0)" })
             #expect(!JournalFile.exists(journal.path + ".compact"))
         }
@@ -358,7 +383,7 @@ private func diskFullChecks(_ dir: String) throws(JournalError) -> Int32 {
     journal.appendSubmitted(sampleJob(99))
     try journal.commit()
     let reopened = try JobJournal(directory: dir, fsync: true, retentionSeconds: 60)
-    guard reopened.recovered.pending == (1..<10).map({ sampleJob($0) }) + [sampleJob(99)] else { return 6 }
+    guard reopened.pendingJobs() == (1..<10).map({ sampleJob($0) }) + [sampleJob(99)] else { return 6 }
     guard reopened.recovered.truncatedBytes == 0, reopened.finishedStatus(id: "j0") != nil else { return 7 }
     return 0
 }

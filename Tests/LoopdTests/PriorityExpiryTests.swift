@@ -234,6 +234,8 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         let job = try #require(ack["job"]?.stringValue)
         #expect(c.call(#"{"id":2,"op":"wait","job":"\#(job)"}"#)?.errorCode == "expired")
         #expect(c.call(#"{"id":3,"op":"stats"}"#)?["queued"] == .integer(0))
+        // It left the delay heap as it ended: nothing is released an hour on.
+        #expect(d.daemon.onMainThread { $0.scheduler.delays.count } == 0)
     }
 
     @Test("expiry: a job that starts in time runs; its expiry leaves the heap")

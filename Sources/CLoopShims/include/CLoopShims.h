@@ -41,6 +41,8 @@ int cloop_spawn(const char *path, char *const argv[], char *const envp[], const 
 int cloop_pipe(int fds[2]);
 /// malloc_trim(3) (`malloc.h` is not in Swift's Glibc module); 1 if memory was released.
 int cloop_malloc_trim(size_t pad);
+/// malloc_usable_size(3): the bytes the allocation at `pointer` can hold.
+size_t cloop_malloc_usable_size(void *pointer);
 /// gettid(2).
 pid_t cloop_gettid(void);
 /// sched_getaffinity(2) of thread `tid` (0: the caller) into `set`; -1

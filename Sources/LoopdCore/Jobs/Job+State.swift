@@ -13,17 +13,17 @@ extension Job {
     /// end its lane reports for a job the main thread had not yet seen
     /// start. A failed attempt that will be retried goes back from
     /// `delayed`, `queued` or `running` to `awaitingCommit` (durable),
-    /// `delayed` (its backoff) or `queued`. `queued` covers held jobs (their worker's mode does not admit
-    /// them; see `visibleState`). A delayed job becomes queued on its
-    /// worker's clock, not by a transition here.
+    /// `delayed` (its backoff) or `queued`. `queued` covers held jobs (their
+    /// worker's mode does not admit them; see `visibleState`).
     enum State: Equatable, CustomStringConvertible {
         /// Checked and given an id; not yet anywhere.
         case accepted
         /// Waiting for the journal commit that makes it (or a durable job
         /// ahead of it on its worker) durable.
         case awaitingCommit
-        /// Handed to its worker's delay timer, due at this monotonic instant.
-        case delayed(until: UInt64)
+        /// In the scheduler's delay heap (`JobScheduler.delays`), which
+        /// moves it to `queued` when its delay has passed.
+        case delayed
         /// Handed to its worker's lane.
         case queued
         /// Its lane reported that it started.

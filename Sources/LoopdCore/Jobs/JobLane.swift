@@ -89,11 +89,11 @@ final class JobLane: @unchecked Sendable {
         job.startedAtUnixMs = now.unixMs
         handOffAt = nil
         worker.runningJob.jobID = job.id
-        let context = ActionContext(jobID: job.id, args: job.request.args, loop: loop, workerName: worker.name) {
+        let context = ActionContext(jobID: job.id, args: job.args, loop: loop, workerName: worker.name) {
             [unowned self] outcome in finished(job, outcome)
         }
         var timeoutTimer: LoopTimer?
-        if let ms = job.request.timeoutMs ?? job.action.defaultTimeoutMs {
+        if let ms = job.timeoutMs ?? job.action.defaultTimeoutMs {
             let t = LoopTimer(after: .milliseconds(ms)) { _ in
                 context.stop(ProtocolError(.timeout, "job ran past its \(ms) ms timeout"), hook: \.onTimeout)
             }

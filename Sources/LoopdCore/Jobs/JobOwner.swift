@@ -3,7 +3,7 @@ import LoopPlatform
 /// The credentials a job was submitted with: what the action's allow lists
 /// are checked against, at submission and again at a replay, and whose
 /// `status` and `cancel` requests the job answers.
-struct JobOwner: Sendable, Equatable {
+struct JobOwner: Sendable, Hashable {
     var uid: UInt32
     /// The primary gid; nil for a job replayed from a record that predates
     /// loopd keeping it, which the allow lists then judge by uid alone.

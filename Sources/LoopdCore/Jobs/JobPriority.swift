@@ -19,8 +19,8 @@ struct KeyOrder {
     /// key's previous job has not started, the larger (later) of its own
     /// and that job's. Records `job` as its key's latest.
     mutating func runPriority(of job: Job) -> UInt32 {
-        guard case .key(let key) = job.request.placement else { return job.request.priority }
-        var priority = job.request.priority
+        guard case .key(let key) = job.placement else { return job.priority }
+        var priority = job.priority
         if let previous = latest[key], !previous.state.isEnded, !previous.claim.isStarted {
             priority = max(priority, previous.runPriority)
         }
@@ -30,7 +30,7 @@ struct KeyOrder {
 
     /// Forgets `job` once it has ended (only if it is still its key's latest).
     mutating func ended(_ job: Job) {
-        guard case .key(let key) = job.request.placement, latest[key] === job else { return }
+        guard case .key(let key) = job.placement, latest[key] === job else { return }
         latest[key] = nil
     }
 

@@ -15,7 +15,7 @@ enum JobReply {
     /// named this job.
     static func write(_ job: Job, state: JobState, result: JSON?, error: ProtocolError?,
                       requestID: RequestID?, duplicate: Bool = false, into out: inout [UInt8]) {
-        let attempt: Int64? = job.request.retries > 0 ? Int64(job.attempt) : nil
+        let attempt: Int64? = job.retries > 0 ? Int64(job.attempt) : nil
         if let error {
             var fields: [(String, JSON)] = [("job", .string(job.id)), ("state", .string(state.rawValue)),
                                             ("worker", .string(job.worker.name))]

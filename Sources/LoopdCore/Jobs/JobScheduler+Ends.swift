@@ -44,7 +44,7 @@ extension JobScheduler {
         case .failure(let e, let result):
             job.result = result
             job.error = e
-            if job.request.retries > 0 { recordLastAttempt(job, e) }
+            if job.retries > 0 { recordLastAttempt(job, e) }
         }
         move(job, to: .ended(end))
         unschedule(job)
@@ -56,14 +56,14 @@ extension JobScheduler {
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
         job.metrics.ended(end.protocolState)
-        if job.request.durable && journaled, let gate {
+        if job.durable && journaled, let gate {
             gate.journal.appendFinished(FinishedJob(job, end: end))
             gate.arm()
         }
-        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
-                                  priority: job.request.priority == SubmitRequest.defaultPriority ? nil : job.request.priority,
-                                  attempt: job.request.retries > 0 ? job.attempt : nil))
+                                  priority: job.priority == SubmitRequest.defaultPriority ? nil : job.priority,
+                                  attempt: job.retries > 0 ? job.attempt : nil))
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
@@ -109,9 +109,9 @@ extension FinishedJob {
                   finishedAt: job.endedAtUnixMs, clientUID: job.clientUID,
                   details: FinishedJob.Details(submittedAt: job.submittedAtUnixMs,
                                                startedAt: job.startedAtUnixMs == 0 ? nil : job.startedAtUnixMs,
-                                               worker: job.worker.name, action: job.request.action,
+                                               worker: job.worker.name, action: job.actionName,
                                                errorCode: job.error?.code.rawValue, errorMessage: job.error?.message,
                                                attempt: job.attempt, attemptErrors: job.retry.errors,
-                                               uniqueKey: job.request.uniqueKey))
+                                               uniqueKey: job.uniqueKey))
     }
 }

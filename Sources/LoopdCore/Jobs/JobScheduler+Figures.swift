@@ -9,8 +9,7 @@ extension JobScheduler {
     func workerInfo(_ q: WorkerQueue, stallThreshold: Duration) -> JSON {
         let w = q.worker
         let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
-        let now = monotonicNanoseconds()
-        let held = table.count { $0.queue === q && $0.visibleState(now: now) == .held }
+        let held = table.count { $0.queue === q && $0.visibleState() == .held }
         let running = w.runningJob.jobID
         return .object([
             ("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue)),
@@ -32,10 +31,9 @@ extension JobScheduler {
     /// jobs, running job and loop stall, and the journal's totals. One pass
     /// over the known jobs finds the held ones of every worker.
     func updateMetrics() {
-        let now = monotonicNanoseconds()
         var held: [ObjectIdentifier: Int] = [:]
         table.forEach { job in
-            if job.visibleState(now: now) == .held { held[ObjectIdentifier(job.queue), default: 0] += 1 }
+            if job.visibleState() == .held { held[ObjectIdentifier(job.queue), default: 0] += 1 }
         }
         for q in queues {
             let running = q.worker.runningJob.jobID != nil

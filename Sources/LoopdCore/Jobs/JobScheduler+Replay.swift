@@ -9,29 +9,42 @@ extension JobScheduler {
     /// A job that had failed attempts runs its next one (its attempts are in
     /// the record), after a backoff; the keys of the jobs the journal still
     /// answers for (`finished`) go back into the unique-key index.
-    func replay(_ pending: [DurableJob], finished: [FinishedJob] = []) {
+    func replay(_ journal: JobJournal, finished: [FinishedJob] = []) {
         rebuildUniqueKeys(finished)
-        for d in pending {
+        // One submitter per owner, shared by that owner's jobs; consecutive
+        // jobs mostly have the same owner.
+        var submitters: [JobOwner: JobSubmitter] = [:]
+        var lastSubmitter: JobSubmitter?
+        table.reserve(otherIDs: journal.pendingCount)
+        journal.forEachPendingJob { d in
             var request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
                                         wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true,
                                         priority: d.priority, expiresInMs: d.expiresInMs)
             request.retries = d.retries
             request.retryBackoffMs = d.retryBackoffMs
             request.uniqueKey = d.uniqueKey
-            do {
+            do throws(ProtocolError) {
                 let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
-                let job = try accept(request, owner: owner, jobID: d.id, submittedAt: d.submittedAt)
+                let submitter: JobSubmitter
+                if let last = lastSubmitter, last.owner == owner {
+                    submitter = last
+                } else {
+                    submitter = submitters[owner] ?? JobSubmitter(owner)
+                    submitters[owner] = submitter
+                    lastSubmitter = submitter
+                }
+                let job = try accept(request, submitter: submitter, jobID: d.id, submittedAt: d.submittedAt)
                 restoreAttempts(job, from: d)
                 if hasExpired(job) {
                     // Its deadline passed while loopd was down: it never runs.
                     expire(job)
-                    continue
+                    return
                 }
                 handOver(job)
                 log(.info, "replaying durable job \(d.id)", [(.jobID, d.id), (.action, d.action)])
             } catch {
                 log(.error, "cannot replay durable job \(d.id): \(error)", [(.jobID, d.id)])
-                guard let gate else { continue }
+                guard let gate else { return }
                 let now = unixMilliseconds()
                 gate.journal.appendFinished(FinishedJob(
                     id: d.id, state: JobState.failed.rawValue,
@@ -44,6 +57,7 @@ extension JobScheduler {
                 gate.arm()
             }
         }
+        table.sealOtherIDs()
     }
 }
 
@@ -67,14 +81,14 @@ extension Placement {
 extension DurableJob {
     /// The journal's record of an accepted durable job.
     init(_ job: Job) {
-        self.init(id: job.id, action: job.request.action, args: job.request.args,
-                  placement: job.request.placement.journalValue, delayMs: job.request.delayMs,
-                  timeoutMs: job.request.timeoutMs, mode: job.request.mode,
+        self.init(id: job.id, action: job.actionName, args: job.args,
+                  placement: job.placement.journalValue, delayMs: job.delayMs,
+                  timeoutMs: job.timeoutMs, mode: job.mode,
                   submittedAt: job.submittedAtUnixMs, clientUID: job.owner.uid, clientGID: job.owner.gid,
-                  clientGroups: job.owner.groups, priority: job.request.priority, expiresInMs: job.request.expiresInMs)
-        retries = job.request.retries
-        retryBackoffMs = job.request.retryBackoffMs
-        uniqueKey = job.request.uniqueKey
+                  clientGroups: job.owner.groups, priority: job.priority, expiresInMs: job.expiresInMs)
+        retries = job.retries
+        retryBackoffMs = job.retryBackoffMs
+        uniqueKey = job.uniqueKey
         attemptsDone = job.attempt - 1
         attemptErrors = job.retry.errors
     }

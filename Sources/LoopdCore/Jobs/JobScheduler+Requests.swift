@@ -43,7 +43,6 @@ extension JobScheduler {
             preconditionFailure("job \(jobID) is \(job.state), which no request can see")
         case .awaitingCommit, .delayed, .queued:
             if job.claim.cancel() {
-                job.delayToken?.cancel()
                 job.cancelRequestedBy = r.owner.uid
                 end(job, .failure(ProtocolError(.cancelled, "job \(jobID) was cancelled by uid \(r.owner.uid) before it ran"),
                                   result: .object([])))
@@ -122,14 +121,13 @@ extension JobScheduler {
             r.sink.send { Response.error(id: id, ProtocolError(.unknownWorker, "no worker named \"\(name)\""), into: &$0) }
             return
         }
-        let now = monotonicNanoseconds()
         let states = query.states.map(Set.init)
         let (jobs, more) = table.page(after: after, limit: query.limit) { job in
             JobOwner.mayManage(jobOf: job.clientUID, uid: r.owner.uid, daemonUID: daemonUID)
                 && (query.worker.map { job.worker.name == $0 } ?? true)
-                && (query.action.map { job.request.action == $0 } ?? true)
+                && (query.action.map { job.actionName == $0 } ?? true)
                 && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
-                && (states.map { $0.contains(job.visibleState(now: now)) } ?? true)
+                && (states.map { $0.contains(job.visibleState()) } ?? true)
         }
         let next: JSON = more ? .string(encodeCursor(jobs[jobs.count - 1].sequence)) : .null
         let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })

@@ -9,6 +9,9 @@ struct RetryState {
     /// The backoff before the current attempt; nil for the first, which
     /// waits `delay_ms` instead.
     var delayMs: Int64?
+
+    /// No failed attempt and no backoff: what a job without a record has.
+    var isEmpty: Bool { errors.isEmpty && delayMs == nil }
 }
 
 /// Exponential backoff with full jitter: before attempt `n + 1` a job
@@ -33,7 +36,7 @@ enum RetryBackoff {
 
 extension Job {
     /// How long the hand-over to the lane waits: a retry's backoff, else `delay_ms`.
-    var handOverDelayMs: Int64 { retry.delayMs ?? request.delayMs }
+    var handOverDelayMs: Int64 { retry.delayMs ?? delayMs }
 
     /// Whether an attempt that ended with `outcome` is followed by another:
     /// it failed or timed out (not cancelled) and attempts are left. The
@@ -41,9 +44,9 @@ extension Job {
     /// the report) decide alike: the lane does not answer a waiting client,
     /// the main thread queues the job again.
     func willRetry(after outcome: ActionOutcome) -> Bool {
-        guard request.retries > 0, case .failure(let error, _) = outcome else { return false }
+        guard retries > 0, case .failure(let error, _) = outcome else { return false }
         guard error.code == .jobFailed || error.code == .timeout else { return false }
-        return attempt <= request.retries
+        return attempt <= retries
     }
 }
 
@@ -79,14 +82,14 @@ extension JobScheduler {
                               result: .object([])))
             return
         }
-        guard isAccepting || job.request.durable else {
+        guard isAccepting || job.durable else {
             end(job, outcome)
             return
         }
-        let delay = RetryBackoff.delay(afterAttempt: attempt, baseMs: job.request.retryBackoffMs,
+        let delay = RetryBackoff.delay(afterAttempt: attempt, baseMs: job.retryBackoffMs,
                                        capMs: config.limits.maxRetryBackoffMs, jitter: retryJitter)
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
-        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.request.action, durationUsec: micros,
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
                                   attempt: attempt, retryInMs: delay))
         stats.retries += 1
@@ -95,7 +98,7 @@ extension JobScheduler {
         job.startedAtUnixMs = 0
         job.endedAtUnixMs = 0
         job.claim.reopen()
-        if job.request.durable, let gate {
+        if job.durable, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()
             guard isAccepting else { return }

@@ -8,10 +8,13 @@ import Prometheus
 final class Requester: Sendable {
     let sink: ReplySink
     let owner: JobOwner
+    /// The owner as the connection's jobs keep it (one reference for all of them).
+    let submitter: JobSubmitter
 
     init(sink: ReplySink, owner: JobOwner) {
         self.sink = sink
         self.owner = owner
+        submitter = JobSubmitter(owner)
     }
 }
 
@@ -25,7 +28,11 @@ final class JobScheduler: @unchecked Sendable {
     let log: DaemonLogger
     /// The limits and allow lists in force (replaced by a reload).
     var config: DaemonConfig
-    var actions: [String: any JobAction]
+    /// The actions by name; a reload that replaces them makes every
+    /// queue's `JobKind`s anew.
+    var actions: [String: any JobAction] {
+        didSet { for q in queues { q.forgetKinds() } }
+    }
     let gate: CommitGate?
     let daemonUID: UInt32
     /// Every worker's queue, in configuration order.
@@ -42,8 +49,10 @@ final class JobScheduler: @unchecked Sendable {
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
+    /// Jobs waiting out a delay or a retry's backoff, by due instant.
+    let delays = JobDeadlines(.delay)
     /// Deadlines of the jobs that may expire (`JobScheduler+Expiry`).
-    let expiries = JobExpiries()
+    let expiries = JobDeadlines(.expiry)
     /// The priority each keyed job runs at (`JobPriority`).
     var keyOrder = KeyOrder()
     /// Jobs accepted and not yet ended, over all workers.
@@ -68,12 +77,14 @@ final class JobScheduler: @unchecked Sendable {
         self.metrics = metrics
         self.loop = loop
         self.actions = actions
-        table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes)
+        let jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
+        self.jobIDs = jobIDs
+        table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes,
+                         idPrefix: jobIDs.runPrefix)
         self.log = log
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
-        jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
         idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         gate?.install { [unowned self] in commitJournal() }
@@ -112,7 +123,7 @@ final class JobScheduler: @unchecked Sendable {
         let reply = s.wait ? ReplyAddress(sink: r.sink, requestID: id) : nil
         let job: Job
         do {
-            job = try accept(s, owner: r.owner, jobID: nil, submittedAt: unixMilliseconds(), reply: reply)
+            job = try accept(s, submitter: r.submitter, jobID: nil, submittedAt: unixMilliseconds(), reply: reply)
         } catch {
             r.sink.send { Response.error(id: id, error, into: &$0) }
             return
@@ -136,8 +147,9 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Checks and records a job; a durable one is appended to the journal.
     @discardableResult
-    func accept(_ s: SubmitRequest, owner: JobOwner, jobID: String?, submittedAt: Int64,
+    func accept(_ s: SubmitRequest, submitter: JobSubmitter, jobID: String?, submittedAt: Int64,
                 reply: ReplyAddress? = nil) throws(ProtocolError) -> Job {
+        let owner = submitter.owner
         guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
         guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
@@ -156,13 +168,13 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
         let (sequence, id) = jobIDs.next(keeping: jobID)
-        let series = queue.metrics(of: s.action, in: metrics)
-        series.accepted.increment()
-        let job = Job(id: id, sequence: sequence, request: s, modes: modes, action: action,
-                      queue: queue, owner: owner, acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt, reply: reply,
-                      metrics: series)
+        let kind = queue.kind(of: s.action, action, in: metrics)
+        kind.metrics.accepted.increment()
+        let origin: JobOrigin = reply.map { .waiting(WaitingSubmit(submitter: submitter, address: $0)) } ?? .submitted(submitter)
+        let job = Job(id: id, sequence: sequence, request: s, kind: kind, origin: origin,
+                      acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt)
         schedule(job)
-        table.insert(job)
+        table.insert(job, generatedID: jobID == nil)
         if let key = s.uniqueKey { registerUniqueKey(key, owner: owner.uid, jobID: id) }
         queue.outstanding += 1
         outstandingJobs += 1
@@ -206,15 +218,33 @@ final class JobScheduler: @unchecked Sendable {
         gate.hold(job, ack: ack)
     }
 
-    /// Hands a job to its worker's lane (after its delay, if any).
+    /// Hands a job to its worker's lane, or, with a delay (`delay_ms`, or
+    /// a retry's backoff), to the delay heap, which hands it over when
+    /// the delay has passed on the main loop's clock.
     func handOver(_ job: Job) {
         let delayMs = job.handOverDelayMs
-        if delayMs > 0 {
-            move(job, to: .delayed(until: monotonicNanoseconds() &+ UInt64(delayMs) * 1_000_000))
-        } else {
+        guard delayMs > 0 else {
             move(job, to: .queued)
+            job.queue.handOver(job)
+            return
         }
-        job.queue.handOver(job)
+        move(job, to: .delayed)
+        let due = loop.clock.now().nanoseconds &+ UInt64(delayMs) &* 1_000_000
+        if delays.insert(job, deadline: due) { armDelays() }
+    }
+
+    /// Hands over every job whose delay has passed, in order of due
+    /// instant (then of submission), and re-arms for the next.
+    private func releaseDelayed() {
+        for job in delays.takeDue(now: loop.clock.now().nanoseconds) {
+            move(job, to: .queued)
+            job.queue.handOver(job)
+        }
+        armDelays()
+    }
+
+    private func armDelays() {
+        delays.arm(on: loop) { [unowned self] in releaseDelayed() }
     }
 
     /// Answers a submit that did not wait: the job's id and state.
@@ -235,7 +265,7 @@ final class JobScheduler: @unchecked Sendable {
                 if let ack = entry.ack { acknowledge(job, ack) }
                 continue
             }
-            if let failure, job.request.durable {
+            if let failure, job.durable {
                 let error = ProtocolError(.journalUnavailable, "the job could not be made durable: \(failure)")
                 if let ack = entry.ack { ack.sink.send { Response.error(id: ack.requestID, error, into: &$0) } }
                 // A retry's submit record is durable already: its end is journaled.

@@ -7,11 +7,11 @@ enum JobStatus {
     static func fields(_ job: Job, includeResult: Bool) -> [(String, JSON)] {
         var f: [(String, JSON)] = [
             ("job", .string(job.id)), ("state", .string(job.visibleState().rawValue)),
-            ("worker", .string(job.worker.name)), ("action", .string(job.request.action)),
-            ("durable", .bool(job.request.durable)), ("priority", .integer(Int64(job.request.priority))),
+            ("worker", .string(job.worker.name)), ("action", .string(job.actionName)),
+            ("durable", .bool(job.durable)), ("priority", .integer(Int64(job.priority))),
         ]
-        if job.runPriority != job.request.priority { f.append(("run_priority", .integer(Int64(job.runPriority)))) }
-        if let ms = job.request.expiresInMs {
+        if job.runPriority != job.priority { f.append(("run_priority", .integer(Int64(job.runPriority)))) }
+        if let ms = job.expiresInMs {
             f.append(("expires_at", .string(Timestamp.format(unixMilliseconds: job.submittedAtUnixMs &+ ms))))
         }
         // Timestamps the lane wrote are read only once its report made them visible here.
@@ -22,7 +22,7 @@ enum JobStatus {
         if includeResult, let result = job.result { f.append(("result", result)) }
         if let e = job.error { f.append(("error", e.json)) }
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
-        retryFields(attempt: job.attempt, retries: job.request.retries, uniqueKey: job.request.uniqueKey,
+        retryFields(attempt: job.attempt, retries: job.retries, uniqueKey: job.uniqueKey,
                     errors: job.retry.errors, includeAttempts: includeResult, into: &f)
         return f
     }

@@ -3,6 +3,12 @@
 /// bytes they hold (`Job.retainedBytes`). The oldest ended job is
 /// forgotten first; the newest is always kept. Main thread only.
 ///
+/// The submission order is the index: an id this run gave out
+/// (`JobIDGenerator`) names its sequence, so finding its job is a binary
+/// search; the ids that do not (a replayed durable job keeps the id of the
+/// run that accepted it) are kept sorted beside it (`OtherJobIDs`). A
+/// queued job costs the table one 16-byte slot.
+///
 /// Forgetting a job touches only that job: the submission order keeps each
 /// job's sequence beside it, so finding and clearing its slot, and sweeping
 /// cleared slots out, never reads a job that has long left the cache.
@@ -14,15 +20,19 @@ struct JobTable {
     var retainedByteLimit: Int
     /// The estimated bytes the retained ended jobs hold now.
     private(set) var retainedBytes = 0
-    private var byID: [String: Job] = [:]
+    /// What this run's generated ids start with (`JobIDGenerator.runPrefix`);
+    /// nil: every id goes in `otherIDs`.
+    private let idPrefix: String?
+    /// The jobs whose id does not name their sequence.
+    private var otherIDs = OtherJobIDs()
+    /// Jobs known now.
+    private(set) var count = 0
 
-    /// A place in the submission order; `job` is nil once it is forgotten.
-    /// `isLive` says the same as a plain flag, so a sweep neither reads nor
-    /// retains any job.
+    /// A place in the submission order; `job` is nil once it is forgotten
+    /// (a sweep tests the reference, and never reads the job).
     private struct Slot {
         let sequence: UInt64
         var job: Job?
-        var isLive = true
     }
 
     /// Submission order, sorted by sequence; cleared slots stay until
@@ -32,32 +42,66 @@ struct JobTable {
     /// Where the last forgotten job's slot was: jobs are forgotten in about
     /// the order they were submitted, so the next one is usually just after.
     private var clearHint = 0
-    /// The retained ended jobs, oldest first from `oldest`: their ids and
-    /// estimated bytes. The slots before `oldest` are spent, and dropped
+    /// The retained ended jobs, oldest first from `oldest`: their
+    /// sequences and estimated bytes. The slots before `oldest` are spent, and dropped
     /// once they are half of the array.
-    private var retained: [(id: String, bytes: Int)] = []
+    private var retained: [(sequence: UInt64, bytes: Int)] = []
     private var oldest = 0
 
-    init(retainedCapacity: Int, retainedByteLimit: Int = .max) {
+    init(retainedCapacity: Int, retainedByteLimit: Int = .max, idPrefix: String? = nil) {
         precondition(retainedCapacity > 0, "the job table keeps at least one ended job")
         self.retainedCapacity = retainedCapacity
         self.retainedByteLimit = retainedByteLimit
+        self.idPrefix = idPrefix
     }
 
     /// How many ended jobs are retained now.
     var retainedCount: Int { retained.count - oldest }
 
-    subscript(id: String) -> Job? { byID[id] }
+    subscript(id: String) -> Job? {
+        guard let sequence = generatedSequence(id) ?? otherIDs.sequence(of: id) else { return nil }
+        let i = firstSlot(after: sequence - 1)
+        guard i < order.count, order[i].sequence == sequence, let job = order[i].job, job.id == id else { return nil }
+        return job
+    }
 
-    /// Jobs known now, ended and retained ones included.
-    var count: Int { byID.count }
+    /// The sequence an id of this run's making names, if it is one.
+    private func generatedSequence(_ id: String) -> UInt64? {
+        guard let idPrefix, id.hasPrefix(idPrefix) else { return nil }
+        let digits = id.utf8.dropFirst(idPrefix.utf8.count)
+        guard !digits.isEmpty, digits.count <= 13 else { return nil }
+        var n: UInt64 = 0
+        for c in digits {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): n = n * 36 + UInt64(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): n = n * 36 + UInt64(c - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+        }
+        return n > 0 ? n : nil
+    }
+
+    /// Makes room for `count` more jobs whose ids are not this run's (a
+    /// replay of that many durable jobs).
+    mutating func reserve(otherIDs count: Int) {
+        otherIDs.reserve(count)
+        order.reserveCapacity(order.count + count)
+    }
+
+    /// The replay has inserted its jobs: their ids are indexed from now on.
+    mutating func sealOtherIDs() {
+        otherIDs.seal()
+    }
 
     /// Adds a newly accepted job, the newest in submission order.
-    mutating func insert(_ job: Job) {
+    /// `generatedID`: its id is this run's for its sequence (`JobIDGenerator`).
+    mutating func insert(_ job: Job, generatedID: Bool = false) {
         assert(order.last.map { $0.sequence < job.sequence } ?? true, "jobs are inserted in submission order")
+        assert(!generatedID || generatedSequence(job.id) == job.sequence, "job \(job.id) does not name sequence \(job.sequence)")
         if cleared >= 1024 && cleared * 2 >= order.count { sweep() }
-        byID[job.id] = job
+        if !generatedID { otherIDs.insert(job.id, sequence: job.sequence) }
         order.append(Slot(sequence: job.sequence, job: job))
+        count += 1
     }
 
     /// Keeps an ended job queryable; returns the jobs it displaces (the
@@ -66,7 +110,7 @@ struct JobTable {
     /// knows and the caller then forgets.
     mutating func retain(_ job: Job) -> [Job] {
         let bytes = job.retainedBytes
-        retained.append((job.id, bytes))
+        retained.append((job.sequence, bytes))
         retainedBytes += bytes
         var gone: [Job] = []
         while retainedCount > retainedCapacity || (retainedBytes > retainedByteLimit && retainedCount > 1) {
@@ -82,12 +126,13 @@ struct JobTable {
         return gone
     }
 
-    /// Removes the ended job `id` from the index and clears its slot.
-    private mutating func forget(_ id: String) -> Job? {
-        guard let gone = byID.removeValue(forKey: id) else { return nil }
-        let i = slot(of: gone.sequence)
+    /// Removes the ended job of `sequence` from the index and clears its slot.
+    private mutating func forget(_ sequence: UInt64) -> Job? {
+        let i = slot(of: sequence)
+        guard let gone = order[i].job else { return nil }
+        if !otherIDs.isEmpty && generatedSequence(gone.id) != sequence { otherIDs.removed(gone.id) }
         order[i].job = nil
-        order[i].isLive = false
+        count -= 1
         cleared += 1
         clearHint = i + 1
         return gone
@@ -120,7 +165,7 @@ struct JobTable {
     /// forgotten jobs, so O(1) amortised per job; reads no job.
     private mutating func sweep() {
         var kept = 0
-        for i in order.indices where order[i].isLive {
+        for i in order.indices where order[i].job != nil {
             if kept != i { order.swapAt(kept, i) }
             kept += 1
         }

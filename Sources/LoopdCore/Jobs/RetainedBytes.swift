@@ -17,13 +17,13 @@ extension Job {
     /// This ended job's estimated footprint. Main thread, once it has ended
     /// (its result and error are set).
     var retainedBytes: Int {
-        var n = Self.retainedFixedBytes + RetainedBytes.of(id) + RetainedBytes.of(request.action)
-        if !request.args.isEmpty {
-            n += RetainedBytes.arrayHeader + request.args.count * MemoryLayout<String>.stride
-            for a in request.args { n += RetainedBytes.of(a) }
+        var n = Self.retainedFixedBytes + RetainedBytes.of(id) + RetainedBytes.of(actionName)
+        if !args.isEmpty {
+            n += RetainedBytes.arrayHeader + args.count * MemoryLayout<String>.stride
+            for a in args { n += RetainedBytes.of(a) }
         }
-        if let mode = request.mode { n += RetainedBytes.of(mode) }
-        if case .key(let key) = request.placement { n += RetainedBytes.of(key) }
+        if let mode = mode { n += RetainedBytes.of(mode) }
+        if case .key(let key) = placement { n += RetainedBytes.of(key) }
         if let result { n += RetainedBytes.of(result) }
         if let error { n += RetainedBytes.of(error.message) }
         return n

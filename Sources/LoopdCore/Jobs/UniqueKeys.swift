@@ -91,8 +91,8 @@ extension JobScheduler {
     /// The job table forgot `job`: its key goes too, unless the journal
     /// still answers for it.
     func forgetUniqueKey(of job: Job) {
-        guard let key = job.request.uniqueKey else { return }
-        if job.request.durable, journal?.finishedStatus(id: job.id) != nil { return }
+        guard let key = job.uniqueKey else { return }
+        if job.durable, journal?.finishedStatus(id: job.id) != nil { return }
         uniqueKeys.remove(key, owner: job.clientUID, jobID: job.id)
     }
 

@@ -12,11 +12,14 @@ final class WorkerQueue: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it ended other than by a cancel.
     var finished = 0
-    /// The worker's own metrics, and its jobs' by action (made on first use).
+    /// The worker's own metrics.
     let metrics: WorkerMetrics
+    /// Its jobs' kinds by action name (made on first use), and their
+    /// metrics, which outlive a reload.
+    private var kinds: [String: JobKind] = [:]
     private var jobMetrics: [String: JobMetrics] = [:]
-    /// The last action's, asked again first (jobs come in runs of one action).
-    private var lastJobMetrics: JobMetrics?
+    /// The last kind, asked again first (jobs come in runs of one action).
+    private var lastKind: JobKind?
     /// Jobs for this worker waiting for the next journal commit. While a
     /// durable job waits, later jobs for the same worker wait behind it, so
     /// the worker still runs them in arrival order.
@@ -34,20 +37,11 @@ final class WorkerQueue: @unchecked Sendable {
         lane = JobLane(worker: worker, mailbox: mailbox, mainLoop: mainLoop)
     }
 
-    /// Hands a job to the worker's lane, after its delay if it has one.
-    /// Jobs without a delay are batched: consecutive jobs of the same modes
-    /// travel in one block, so order and mode holding are as if each went alone.
+    /// Hands a job to the worker's lane. Jobs are batched: consecutive
+    /// jobs of the same modes travel in one block, so order and mode
+    /// holding are as if each went alone.
     func handOver(_ job: Job) {
-        let lane = self.lane
         let modes = job.modes ?? [.common]
-        let delayMs = job.handOverDelayMs
-        if delayMs > 0 {
-            sendBatch()
-            job.delayToken = worker.thread.perform(afterDelay: .milliseconds(delayMs), modes: modes) {
-                lane.arrive([job])
-            }
-            return
-        }
         if !batch.isEmpty && batchModes != modes { sendBatch() }
         batch.append(job)
         batchModes = modes
@@ -60,13 +54,25 @@ final class WorkerQueue: @unchecked Sendable {
         }
     }
 
-    /// The metrics of `action`'s jobs on this worker.
-    func metrics(of action: String, in daemon: DaemonMetrics) -> JobMetrics {
-        if let last = lastJobMetrics, last.action == action { return last }
-        let m = jobMetrics[action] ?? daemon.jobs(action: action, on: metrics)
-        jobMetrics[action] = m
-        lastJobMetrics = m
-        return m
+    /// The kind of the jobs of `action` (named `name`) on this worker.
+    func kind(of name: String, _ action: any JobAction, in daemon: DaemonMetrics) -> JobKind {
+        if let last = lastKind, last.actionName == name { return last }
+        if let known = kinds[name] {
+            lastKind = known
+            return known
+        }
+        let m = jobMetrics[name] ?? daemon.jobs(action: name, on: metrics)
+        jobMetrics[name] = m
+        let k = JobKind(action: action, named: name, queue: self, metrics: m)
+        kinds[name] = k
+        lastKind = k
+        return k
+    }
+
+    /// Drops the kinds: the actions they hold were replaced (a reload).
+    func forgetKinds() {
+        kinds = [:]
+        lastKind = nil
     }
 
     /// Asks the lane to stop `job` if it is running.

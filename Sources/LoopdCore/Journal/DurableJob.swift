@@ -145,9 +145,6 @@ public struct FinishedJob: Sendable, Equatable {
 
 /// What `JobJournal.init` found on disk.
 public struct JournalRecovery: Sendable, Equatable {
-    /// Acknowledged jobs with no finish record, in submission order: queue
-    /// each again (at-least-once: one may have run before the crash).
-    public var pending: [DurableJob] = []
     /// Finished jobs still inside the retention period, oldest first.
     public var finished: [FinishedJob] = []
     /// Bytes cut from the end of the log: what a crash mid-commit left

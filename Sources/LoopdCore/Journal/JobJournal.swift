@@ -4,7 +4,7 @@ import LoopPlatform
 /// `<directory>/journal.log` (format: `JournalRecord`), group-committed.
 ///
 /// How the daemon uses it, all on the main loop thread:
-/// 1. `init` once at start; queue every job in `recovered.pending` again.
+/// 1. `init` once at start; queue every job `forEachPendingJob` names again.
 /// 2. For a durable submit, `appendSubmitted` (buffers, no I/O) and hold the
 ///    acknowledgement. When a durable job ends, `appendFinished`.
 /// 3. From a `.beforeWaiting` observer, once per loop pass: `commit()`. If it
@@ -29,7 +29,7 @@ public final class JobJournal {
     /// `<directory>/journal.log`.
     public let path: String
     /// What `init` found on disk.
-    public let recovered: JournalRecovery
+    public private(set) var recovered: JournalRecovery
 
     let fsyncEnabled: Bool
     let retentionMs: Int64
@@ -105,7 +105,12 @@ public final class JobJournal {
         }
         let log = try JournalFile.open(path, create: false)
         let bytes = try log.read(at: 0, count: try log.size())
-        let scan = try JournalScan(bytes, path: path)
+        // The records are applied as the scan reads them, into tables sized
+        // for the submits beforehand: a journal of a million pending jobs
+        // is neither kept twice nor grown step by step.
+        var live = JournalState()
+        live.reservePending(JournalScan.countFrames(bytes, type: JournalRecord.submittedType))
+        let scan = try JournalScan.scan(bytes, path: path) { live.apply($0, size: $1) }
 
         var recovery = JournalRecovery()
         if let damage = scan.damage {
@@ -126,15 +131,34 @@ public final class JobJournal {
             try log.truncate(to: scan.validEnd)
             if fsync { try log.sync() }
         }
-        var live = JournalState()
-        for (record, size) in scan.records { live.apply(record, size: size) }
         live.expire(finishedBefore: clock() - retentionSeconds * 1000)
-        recovery.pending = live.pendingJobs()
         recovery.finished = live.finishedJobs()
         file = log
         committedEnd = scan.validEnd
         state = live
         recovered = recovery
+    }
+
+    /// Acknowledged jobs with no finish record, in submission order: at
+    /// start, what to queue again (at-least-once: one may have run before
+    /// a crash). Read in place: a journal of a million pending jobs is not
+    /// copied to be replayed. `body` must not commit the journal.
+    public func forEachPendingJob(_ body: (DurableJob) -> Void) {
+        state.forEachPending(body)
+    }
+
+    /// The pending jobs (see `forEachPendingJob`), as an array.
+    public func pendingJobs() -> [DurableJob] {
+        state.pendingJobs()
+    }
+
+    /// How many jobs are pending.
+    public var pendingCount: Int { state.pendingCount }
+
+    /// Drops the recovered finished jobs once the unique-key index has
+    /// them: what else `recovered` says is kept.
+    public func releaseRecoveredJobs() {
+        recovered.finished = []
     }
 
     /// The message of a refused start: what is wrong, where, and how to

@@ -45,6 +45,9 @@ enum JournalRecord: Equatable {
 
     /// Bytes before the payload: length, crc, type.
     static let headerBytes = 9
+    /// The type byte of a submitted and of a finished record.
+    static let submittedType: UInt8 = 1
+    static let finishedType: UInt8 = 2
     /// Largest payload accepted: far above any request line loopd accepts,
     /// and small enough that a garbage length is recognised as garbage.
     static let maxPayloadBytes = 64 << 20
@@ -77,7 +80,7 @@ enum JournalRecord: Equatable {
         writer.u32(0)  // crc, patched below
         switch self {
         case let .submitted(job):
-            writer.bytes.append(1)
+            writer.bytes.append(Self.submittedType)
             writer.string(job.id)
             writer.string(job.action)
             writer.u32(UInt32(job.args.count))
@@ -107,7 +110,7 @@ enum JournalRecord: Equatable {
                 }
             }
         case let .finished(job):
-            writer.bytes.append(2)
+            writer.bytes.append(Self.finishedType)
             writer.string(job.id)
             writer.string(job.state)
             writer.string(job.resultJSON)
@@ -148,7 +151,7 @@ enum JournalRecord: Equatable {
     static func decode(type: UInt8, payload: ArraySlice<UInt8>) -> JournalRecord? {
         var reader = ByteReader(bytes: payload)
         switch type {
-        case 1:
+        case Self.submittedType:
             guard let id = reader.string(), let action = reader.string(), let argc = reader.u32(),
                   argc <= UInt32(payload.count) else { return nil }
             var args: [String] = []
@@ -189,7 +192,7 @@ enum JournalRecord: Equatable {
             }
             guard reader.isAtEnd else { return nil }
             return .submitted(job)
-        case 2:
+        case Self.finishedType:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }
             var uid: UInt32?

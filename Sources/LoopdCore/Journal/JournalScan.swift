@@ -49,22 +49,45 @@ struct JournalScan {
     /// Throws `.corrupt` only when the file header is not ours: the file may
     /// be something else entirely and must not be truncated.
     init(_ bytes: [UInt8], path: String) throws(JournalError) {
-        try Self.checkHeader(bytes, path: path)
-        validEnd = JournalRecord.fileHeader.count
+        var records: [(record: JournalRecord, size: Int)] = []
+        (validEnd, damage) = try Self.scan(bytes, path: path) { records.append(($0, $1)) }
+        self.records = records
+    }
+
+    /// Scans `bytes` as `init` does, handing each good record and its size
+    /// to `each` in file order instead of keeping them (a recovery applies
+    /// them as they come). Returns where the log ends and what stopped it.
+    static func scan(_ bytes: [UInt8], path: String,
+                     each: (JournalRecord, Int) -> Void) throws(JournalError) -> (validEnd: Int, damage: Damage?) {
+        try checkHeader(bytes, path: path)
         let all = bytes[...]
-        var offset = validEnd
+        var offset = JournalRecord.fileHeader.count
         while offset < bytes.count {
-            switch Self.frame(all, at: offset) {
+            switch frame(all, at: offset) {
             case .intact(let record, let size):
-                records.append((record, size))
+                each(record, size)
                 offset += size
-                validEnd = offset
             case .bad(let reason):
-                damage = Damage(reason: reason, nextIntactRecord: Self.nextIntactRecord(all, after: offset),
-                                zeroFilled: all[offset..<min(offset + JournalRecord.headerBytes, bytes.count)].allSatisfy { $0 == 0 })
-                return
+                let damage = Damage(reason: reason, nextIntactRecord: nextIntactRecord(all, after: offset),
+                                    zeroFilled: all[offset..<min(offset + JournalRecord.headerBytes, bytes.count)].allSatisfy { $0 == 0 })
+                return (offset, damage)
             }
         }
+        return (offset, nil)
+    }
+
+    /// How many frames of record type `type` the log seems to hold: a walk
+    /// over the frame headers alone (no checksum, no parse), stopping at the
+    /// first implausible one. A recovery sizes its tables with it.
+    static func countFrames(_ bytes: [UInt8], type: UInt8) -> Int {
+        var offset = JournalRecord.fileHeader.count, n = 0
+        while bytes.count - offset >= JournalRecord.headerBytes {
+            let length = Int(ByteReader.u32(bytes[...], at: offset))
+            guard length <= JournalRecord.maxPayloadBytes else { break }
+            if bytes[offset + 8] == type { n += 1 }
+            offset += JournalRecord.headerBytes + length
+        }
+        return n
     }
 
     static func checkHeader(_ bytes: [UInt8], path: String) throws(JournalError) {

@@ -7,8 +7,6 @@ struct JournalState {
     private struct Pending {
         var job: DurableJob
         var size: Int
-        /// Submission order, so a replay re-queues jobs in the order they came.
-        var sequence: UInt64
     }
 
     private struct Finished {
@@ -16,38 +14,83 @@ struct JournalState {
         var size: Int
     }
 
-    private var pending: [String: Pending] = [:]
+    /// Pending jobs in submission order (a replay re-queues them in the
+    /// order they came); nil where one has finished since. The holes are
+    /// swept out once they are half the array, so O(1) amortised per job.
+    private var pendingOrder: [Pending?] = []
+    private var pendingHoles = 0
+    /// Where each pending job is in `pendingOrder`.
+    private var pendingIndex: [String: Int] = [:]
     private var finished: [String: Finished] = [:]
     /// Finish order for expiry: oldest at `expiryHead`. Entries whose job was
     /// replaced or removed since are skipped when they reach the head.
     private var expiryQueue: [(id: String, finishedAt: Int64)] = []
     private var expiryHead = 0
-    private var nextSequence: UInt64 = 0
 
     /// Bytes the live records occupy when written out: what compaction would
     /// keep. Compared with the file size to decide whether to compact.
     private(set) var liveBytes = 0
 
-    var pendingCount: Int { pending.count }
+    var pendingCount: Int { pendingIndex.count }
     var finishedCount: Int { finished.count }
+
+    /// Makes room for `count` more pending jobs at once (a recovery that
+    /// knows how many submit records it is about to apply).
+    mutating func reservePending(_ count: Int) {
+        pendingOrder.reserveCapacity(pendingOrder.count + count)
+        pendingIndex.reserveCapacity(pendingIndex.count + count)
+    }
 
     /// Applies one committed (or recovered) record of `size` bytes.
     mutating func apply(_ record: JournalRecord, size: Int) {
         switch record {
         case let .submitted(job):
-            // A later record wins: a re-submitted id is pending again.
-            if let old = finished.removeValue(forKey: job.id) { liveBytes -= old.size }
-            if let old = pending[job.id] { liveBytes -= old.size }
-            pending[job.id] = Pending(job: job, size: size, sequence: nextSequence)
-            nextSequence += 1
+            // A later record wins: a re-submitted id is pending again, last in order.
+            if !finished.isEmpty, let old = finished.removeValue(forKey: job.id) { liveBytes -= old.size }
+            if let i = pendingIndex.updateValue(pendingOrder.count, forKey: job.id) { clearPending(at: i) }
+            pendingOrder.append(Pending(job: job, size: size))
             liveBytes += size
         case let .finished(job):
             // The submit record is dead once its finish is durable.
-            if let old = pending.removeValue(forKey: job.id) { liveBytes -= old.size }
+            removePending(job.id)
             if let old = finished[job.id] { liveBytes -= old.size }
             finished[job.id] = Finished(job: job, size: size)
             expiryQueue.append((job.id, job.finishedAt))
             liveBytes += size
+        }
+    }
+
+    /// Takes the pending job `id` out, if it is pending.
+    private mutating func removePending(_ id: String) {
+        guard let i = pendingIndex.removeValue(forKey: id) else { return }
+        clearPending(at: i)
+    }
+
+    /// Leaves a hole where a pending job was (its index entry is gone or
+    /// points elsewhere now).
+    private mutating func clearPending(at i: Int) {
+        guard let old = pendingOrder[i] else { return }
+        liveBytes -= old.size
+        pendingOrder[i] = nil
+        pendingHoles += 1
+        if pendingHoles >= 1024 && pendingHoles * 2 >= pendingOrder.count { sweepPending() }
+    }
+
+    /// Drops the holes from `pendingOrder` and re-indexes what is left.
+    private mutating func sweepPending() {
+        var kept = 0
+        for i in pendingOrder.indices {
+            guard let p = pendingOrder[i] else { continue }
+            if kept != i { pendingOrder[kept] = p }
+            pendingIndex[p.job.id] = kept
+            kept += 1
+        }
+        pendingOrder.removeLast(pendingOrder.count - kept)
+        pendingHoles = 0
+        // Emptied after a peak: give the storage back.
+        if pendingOrder.isEmpty && pendingOrder.capacity > 1024 {
+            pendingOrder = []
+            pendingIndex = [:]
         }
     }
 
@@ -66,7 +109,6 @@ struct JournalState {
         // Emptied after a peak: give the storage back rather than keep the
         // peak's capacity for the daemon's lifetime.
         if finished.isEmpty && finished.capacity > 1024 { finished = [:] }
-        if pending.isEmpty && pending.capacity > 1024 { pending = [:] }
         if expiryHead == expiryQueue.count {
             expiryQueue.removeAll(keepingCapacity: expiryQueue.capacity <= 1024)
             expiryHead = 0
@@ -90,7 +132,15 @@ struct JournalState {
 
     /// Pending jobs in submission order.
     func pendingJobs() -> [DurableJob] {
-        pending.values.sorted { $0.sequence < $1.sequence }.map(\.job)
+        var jobs: [DurableJob] = []
+        jobs.reserveCapacity(pendingIndex.count)
+        forEachPending { jobs.append($0) }
+        return jobs
+    }
+
+    /// Calls `body` with each pending job, in submission order.
+    func forEachPending(_ body: (DurableJob) -> Void) {
+        for case let p? in pendingOrder { body(p.job) }
     }
 
     /// Retained finished jobs in finish order (queue order).

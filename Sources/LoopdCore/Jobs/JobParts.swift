@@ -1,0 +1,92 @@
+import LoopRuntime
+import LoopdProtocol
+
+/// What every job of one action on one worker shares: the action, the
+/// worker's queue and their metrics. Made once per pair by the queue
+/// (`WorkerQueue.kind`), and made again after a reload replaces the actions.
+/// Immutable.
+final class JobKind: Sendable {
+    let action: any JobAction
+    let actionName: String
+    /// Not retained: the queue keeps its kinds, and lives as long as the
+    /// scheduler, so as long as any job.
+    unowned(unsafe) let queue: WorkerQueue
+    let metrics: JobMetrics
+
+    init(action: any JobAction, named actionName: String, queue: WorkerQueue, metrics: JobMetrics) {
+        self.action = action
+        self.actionName = actionName
+        self.queue = queue
+        self.metrics = metrics
+    }
+}
+
+/// Who submitted jobs: one per connection (`Requester.submitter`), or per
+/// owner among replayed jobs. Immutable.
+final class JobSubmitter: Sendable {
+    let owner: JobOwner
+
+    init(_ owner: JobOwner) { self.owner = owner }
+}
+
+/// A waited submit: who sent it and where its reply goes. Immutable.
+final class WaitingSubmit: Sendable {
+    let submitter: JobSubmitter
+    let address: ReplyAddress
+
+    init(submitter: JobSubmitter, address: ReplyAddress) {
+        self.submitter = submitter
+        self.address = address
+    }
+}
+
+/// Where a job came from, in one reference: a job nobody waits for names
+/// only its submitter.
+enum JobOrigin: Sendable {
+    case submitted(JobSubmitter)
+    case waiting(WaitingSubmit)
+
+    var submitter: JobSubmitter {
+        switch self {
+        case .submitted(let s): s
+        case .waiting(let w): w.submitter
+        }
+    }
+}
+
+/// The fields of a submit that most jobs leave at their defaults: nil in
+/// `Job.extras` when all of them are. Immutable.
+final class SubmitExtras: Sendable {
+    let placement: Placement
+    let mode: String?
+    /// `Job.loopModes(mode)`, worked out once.
+    let modes: [Loop.Mode]?
+    let expiresInMs: Int64?
+    let retries: Int
+    let retryBackoffMs: Int64
+    let uniqueKey: String?
+
+    /// The extras of `s`; nil when it sets none of them.
+    init?(_ s: SubmitRequest) {
+        if s.placement == .any && s.mode == nil && s.expiresInMs == nil && s.retries == 0
+            && s.retryBackoffMs == RequestLimits.defaultRetryBackoffMs && s.uniqueKey == nil {
+            return nil
+        }
+        placement = s.placement
+        mode = s.mode
+        modes = Job.loopModes(s.mode)
+        expiresInMs = s.expiresInMs
+        retries = s.retries
+        retryBackoffMs = s.retryBackoffMs
+        uniqueKey = s.uniqueKey
+    }
+}
+
+/// What only some jobs come to have: how it ended, who cancelled it, its
+/// failed attempts. Main thread only.
+final class JobRecord {
+    var result: JSON?
+    var error: ProtocolError?
+    var cancelRequestedBy: UInt32?
+    var retry = RetryState()
+}
