@@ -58,7 +58,8 @@ final class Job: @unchecked Sendable {
     /// Its places in the scheduler's delay and expiry heaps (`JobDeadlines`); -1: not there.
     var delaySlot: Int32 = -1
     var expirySlot: Int32 = -1
-    /// How it ended and what its attempts left, made when first needed.
+    /// How it ended and what its attempts left: made when first needed,
+    /// or, for a waited job, its `WaitingSubmit` from the start.
     private var record: JobRecord?
 
     // MARK: written by the lane before it reports the job; read by the main thread after the report
@@ -79,6 +80,7 @@ final class Job: @unchecked Sendable {
         durable = request.durable
         priority = request.priority
         extras = SubmitExtras(request)
+        if case .waiting(let w) = origin { record = w }
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs
     }

@@ -29,8 +29,10 @@ final class JobSubmitter: Sendable {
     init(_ owner: JobOwner) { self.owner = owner }
 }
 
-/// A waited submit: who sent it and where its reply goes. Immutable.
-final class WaitingSubmit: Sendable {
+/// A waited submit: who sent it and where its reply goes (immutable, any
+/// thread), and, as its job's `JobRecord`, what it ended with (main thread
+/// only): a waited job's record is made with it, one allocation for both.
+final class WaitingSubmit: JobRecord, @unchecked Sendable {
     let submitter: JobSubmitter
     let address: ReplyAddress
 
@@ -83,10 +85,10 @@ final class SubmitExtras: Sendable {
 }
 
 /// What only some jobs come to have: how it ended, who cancelled it, its
-/// failed attempts. Main thread only.
-final class JobRecord {
-    var result: JSON?
-    var error: ProtocolError?
-    var cancelRequestedBy: UInt32?
-    var retry = RetryState()
+/// failed attempts. Main thread only. A waited job's is its `WaitingSubmit`.
+class JobRecord {
+    final var result: JSON?
+    final var error: ProtocolError?
+    final var cancelRequestedBy: UInt32?
+    final var retry = RetryState()
 }
