@@ -10,9 +10,9 @@ import LoopdProtocol
 extension Job {
     /// The fixed part, in bytes: a retained `noop` job's share of loopd's
     /// resident memory, measured over 100,000 retained jobs with
-    /// `Benchmarks/memory.py` (540 bytes on x86-64; docs/OPERATIONS.md,
+    /// `Benchmarks/memory.py` (458 bytes on x86-64; docs/OPERATIONS.md,
     /// "Memory").
-    static let retainedFixedBytes = 540
+    static let retainedFixedBytes = 460
 
     /// This ended job's estimated footprint. Main thread, once it has ended
     /// (its result and error are set).
