@@ -16,6 +16,12 @@ final class PendingRequest: @unchecked Sendable {
     /// Keep the reply's bytes (for `RawReply.line`).
     let keepsLine: Bool
     var continuation: UnsafeContinuation<Result<ReplyLine, any Error>, Never>?
+    /// The handler has it (`ReplyHandler.register`): from then on a cancel
+    /// finishes it at once.
+    var registered = false
+    /// Cancelled before the handler had it: `register` finishes it then.
+    /// (Its task may have been cancelled before the continuation was set.)
+    var cancelledEarly = false
     /// Written to the socket (it holds an in-flight slot until answered or cancelled).
     var sent = false
     /// Answered, failed or cancelled: the continuation has been resumed.

@@ -6,6 +6,14 @@ import NIOCore
 ///
 /// The requests of one pass of the event loop are gathered in one buffer
 /// and written with one flush (one system call).
+///
+/// A reply without an id (`"id":null`, or none) is the daemon's answer to
+/// a request whose id it could not read: a line over its limit
+/// (`too_large`), or any request on a connection it refused (`busy`,
+/// `shutting_down`). It answers the request in flight when there is
+/// exactly one; with several, nobody can tell which it concerns. An error
+/// of that kind is followed by the daemon closing the connection: it is
+/// then the answer to every request still waiting, and to any made later.
 final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -22,9 +30,10 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var received: ByteBuffer?
     /// Why the connection is unusable, once it is.
     private var failure: LoopdError?
-    /// An `"id":null` error (busy, shutting_down, too_large): the daemon
-    /// closes the connection after it, and it is the reason given then.
-    private var closingError: LoopdError?
+    /// An `"id":null` error (busy, shutting_down, too_large), with its
+    /// bytes: the daemon closes the connection after it, and it answers the
+    /// requests left then.
+    private var closingReply: ReplyLine?
 
     init(maxInFlight: Int, maxReplyBytes: Int) {
         self.maxInFlight = maxInFlight
@@ -34,16 +43,20 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        fail(closingError ?? failure ?? LoopdError(.connectionClosed, "the connection was closed"))
+        end(failure ?? LoopdError(.connectionClosed, "the connection was closed"))
         self.context = nil
     }
 
     // MARK: Requests
 
     func register(_ request: PendingRequest) {
-        guard !request.done else { return }  // cancelled before it got here
-        if let failure {
-            request.finish(.failure(failure))
+        request.registered = true
+        if request.cancelledEarly {
+            request.finish(.failure(CancellationError()))
+            return
+        }
+        if failure != nil {
+            finishAtEnd(request)
             return
         }
         pending[request.id] = request
@@ -56,6 +69,10 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func cancel(_ request: PendingRequest) {
         guard !request.done else { return }
+        guard request.registered else {
+            request.cancelledEarly = true
+            return
+        }
         if pending.removeValue(forKey: request.id) != nil, request.sent {
             inFlight -= 1
             drainBacklog()
@@ -101,7 +118,9 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
             let length = newline - received!.readerIndex
             received!.withUnsafeReadableBytes { raw in
                 raw.withMemoryRebound(to: UInt8.self) { all in
-                    deliver(UnsafeBufferPointer(rebasing: all[0..<length]))
+                    // A `\r` before the newline is not part of the line.
+                    let end = length > 0 && all[length - 1] == UInt8(ascii: "\r") ? length - 1 : length
+                    deliver(UnsafeBufferPointer(rebasing: all[0..<end]))
                 }
             }
             received!.moveReaderIndex(forwardBy: length + 1)
@@ -128,14 +147,21 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         // An id nobody waits for: a cancelled request's late reply.
         guard let request = pending.removeValue(forKey: id) else { return }
-        inFlight -= 1
         do {
-            let json = try Self.parse(line)
-            request.finish(.success(ReplyLine(json: json, bytes: request.keepsLine ? Array(line) : nil)))
+            answer(request, with: try Self.parse(line), line)
         } catch {
-            request.finish(.failure(LoopdError(
-                .invalidReply, "reply is not JSON (\(error)): \(String(decoding: line.prefix(200), as: UTF8.self))")))
+            answer(request, with: .failure(LoopdError(.invalidReply, "reply is not JSON (\(error)): \(Self.excerpt(line))")))
         }
+    }
+
+    /// Hands `request`, in flight and just taken out of `pending`, its reply.
+    private func answer(_ request: PendingRequest, with json: JSON, _ line: UnsafeBufferPointer<UInt8>) {
+        answer(request, with: .success(ReplyLine(json: json, bytes: request.keepsLine ? Array(line) : nil)))
+    }
+
+    private func answer(_ request: PendingRequest, with result: Result<ReplyLine, any Error>) {
+        inFlight -= 1
+        request.finish(result)
         if !backlog.isEmpty { drainBacklog() }
     }
 
@@ -163,22 +189,50 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         return value
     }
 
-    /// A reply whose id is not one of ours: `"id":null` precedes a close.
+    /// A reply that does not start with one of our ids: ours written
+    /// otherwise (`{"ok":true,"id":3}`), one without an id (see the type's
+    /// notes), or a late one for a cancelled request.
     private func replyWithoutOurID(_ line: UnsafeBufferPointer<UInt8>) {
-        guard let json = try? Self.parse(line) else {
-            failure = LoopdError(.invalidReply, "reply is not JSON: \(String(decoding: line.prefix(200), as: UTF8.self))")
+        let json: JSON
+        do {
+            json = try Self.parse(line)
+        } catch {
+            failure = LoopdError(.invalidReply, "reply is not JSON (\(error)): \(Self.excerpt(line))")
             context?.close(promise: nil)
             return
         }
-        if json["id"] == .null, json["ok"]?.boolValue == false {
-            closingError = LoopdError(errorObject: json["error"], reply: json)
+        switch json["id"] {
+        case .integer(let id)?:
+            if let request = pending.removeValue(forKey: id) { answer(request, with: json, line) }
+        case nil, .null?:
+            if json["ok"]?.boolValue == false, let code = json["error"]?["code"]?.stringValue,
+               Self.closingCodes.contains(code) {
+                closingReply = ReplyLine(json: json, bytes: Array(line))
+            }
+            if inFlight == 1, let only = pending.values.first(where: \.sent) {
+                pending[only.id] = nil
+                answer(only, with: json, line)
+            }
+        default:
+            break
         }
+    }
+
+    /// The error codes after which the daemon closes the connection
+    /// (docs/PROTOCOL.md, "Error codes").
+    static let closingCodes: Set<String> = [ErrorCode.tooLarge.rawValue, ErrorCode.busy.rawValue,
+                                            ErrorCode.shuttingDown.rawValue]
+
+    /// A line for an error message: whole up to 200 bytes, else its start.
+    static func excerpt(_ line: UnsafeBufferPointer<UInt8>) -> String {
+        let text = String(decoding: line, as: UTF8.self)
+        return text.utf8.count <= 200 ? text : String(text.prefix(200)) + "…"
     }
 
     // MARK: End
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(closingError ?? failure ?? LoopdError(.connectionClosed, "the daemon closed the connection"))
+        end(failure ?? LoopdError(.connectionClosed, "the daemon closed the connection"))
         context.fireChannelInactive()
     }
 
@@ -189,14 +243,25 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    /// Fails every request waiting or in flight; later ones fail at once.
-    private func fail(_ error: LoopdError) {
-        failure = error
+    /// The connection is over: every request waiting or in flight gets
+    /// the daemon's closing reply if it sent one, else fails with `error`;
+    /// later ones get the same at once.
+    private func end(_ error: LoopdError) {
+        if failure == nil { failure = error }
         let waiting = pending.values
         pending = [:]
         backlog.removeAll()
         inFlight = 0
         outbound = nil
-        for request in waiting { request.finish(.failure(error)) }
+        for request in waiting { finishAtEnd(request) }
+    }
+
+    /// Answers a request on a connection that is over (`failure` is set).
+    private func finishAtEnd(_ request: PendingRequest) {
+        if let closingReply {
+            request.finish(.success(ReplyLine(json: closingReply.json, bytes: request.keepsLine ? closingReply.bytes : nil)))
+        } else {
+            request.finish(.failure(failure!))
+        }
     }
 }
