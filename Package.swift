@@ -84,9 +84,14 @@ let package = Package(
             name: "LoopdTests",
             dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
             swiftSettings: strict),
+        // Per-thread credentials: LoopdClientTests connects as another uid from a thread of its own.
+        .target(name: "CThreadCredentials", path: "Tests/CThreadCredentials"),
         .testTarget(
             name: "LoopdClientTests",
-            dependencies: ["LoopdClient", "LoopdCore", "LoopdProtocol", "loopd"],
+            dependencies: [
+                "LoopdClient", "LoopdCore", "LoopdProtocol", "loopd", "CThreadCredentials",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict),
     ]
 )
