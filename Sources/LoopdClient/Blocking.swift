@@ -161,5 +161,10 @@ extension LoopdClient {
         public func reconnect() throws { try run { try await $0.reconnect() } }
         /// See `LoopdClient.close()`.
         public func close() throws { try run { await $0.close() } }
+        /// Starts closing the connection and returns without waiting for
+        /// the close: for a tool that exits next, which then spends no
+        /// wake-up of its thread on it. As with `close()`, requests in
+        /// flight fail with `connectionClosed`.
+        public func closeWithoutWaiting() { _ = start { await $0.close() } }
     }
 }

@@ -59,6 +59,21 @@ struct BlockingTests {
         try client.close()
     }
 
+    @Test func closingWithoutWaitingClosesSoonAndFailsWhatIsInFlight() async throws {
+        let d = TestDaemon()
+        defer { d.stop() }
+        let observer = try await LoopdClient.connect(socketPath: d.socketPath)
+        let client = try LoopdClient.Blocking(socketPath: d.socketPath)
+        let parked = try client.submit("noop", options: SubmitOptions(wait: false, delayMs: 60_000))
+        let waiting = client.start(op: "wait", [("job", .string(parked.job))])
+        client.closeWithoutWaiting()
+        #expect(await eventually { try await observer.stats().connections == 1 })
+        #expect(blockingError { _ = try client.reply(to: waiting) }?.code == .connectionClosed)
+        #expect(!client.client.isConnected)
+        try await observer.cancel(job: parked.job)
+        await observer.close()
+    }
+
     @Test func aRefusedConnectionAnswersEveryRawRequestWithTheRefusal() throws {
         let d = TestDaemon { $0.limits.maxConnections = 1 }
         defer { d.stop() }

@@ -43,10 +43,6 @@ extension DaemonConnection {
         }
     }
 
-    /// Closes the connection; requests still in flight get no reply.
-    func closeQuietly() {
-        try? close()
-    }
 }
 
 extension ClientError {

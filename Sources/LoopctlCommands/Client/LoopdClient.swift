@@ -36,12 +36,13 @@ public final class LoopdClient {
 
     deinit { close() }
 
-    /// Closes the connection. Idempotent.
+    /// Closes the connection, without waiting for the close to complete
+    /// (loopctl exits next; requests still in flight get no reply). Idempotent.
     public func close() {
         guard let connection else { return }
         self.connection = nil
         unanswered = [:]
-        connection.closeQuietly()
+        connection.closeWithoutWaiting()
     }
 
     /// Sends one request: `{"id":<next>, …fields}`, where `fields` start
