@@ -14,7 +14,7 @@ let package = Package(
         .library(name: "LoopPlatform", targets: ["LoopPlatform"]),
         .library(name: "LoopdProtocol", targets: ["LoopdProtocol"]),
         .library(name: "LoopdCore", targets: ["LoopdCore"]),
-        // The Swift client library; the only product that links SwiftNIO.
+        // The Swift client library; it, and loopctl built on it, are the only products that link SwiftNIO.
         .library(name: "LoopdClient", targets: ["LoopdClient"]),
         .executable(name: "loopd", targets: ["loopd"]),
         .executable(name: "loopctl", targets: ["loopctl"]),
@@ -54,7 +54,11 @@ let package = Package(
         .executableTarget(name: "loopd", dependencies: ["LoopdCore"], swiftSettings: strict),
         .target(
             name: "LoopctlCommands",
-            dependencies: ["LoopdProtocol", "LoopPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "LoopdClient", "LoopdProtocol", "LoopPlatform",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict),
         .executableTarget(name: "loopctl", dependencies: ["LoopctlCommands"], swiftSettings: strict),
         .target(name: "LoopRuntime", dependencies: ["LoopPlatform"], swiftSettings: strict),
@@ -84,9 +88,14 @@ let package = Package(
             name: "LoopdTests",
             dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
             swiftSettings: strict),
+        // Per-thread credentials: LoopdClientTests connects as another uid from a thread of its own.
+        .target(name: "CThreadCredentials", path: "Tests/CThreadCredentials"),
         .testTarget(
             name: "LoopdClientTests",
-            dependencies: ["LoopdClient", "LoopdCore", "LoopdProtocol", "loopd"],
+            dependencies: [
+                "LoopdClient", "LoopdCore", "LoopdProtocol", "loopd", "CThreadCredentials",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict),
     ]
 )

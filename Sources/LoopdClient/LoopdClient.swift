@@ -1,6 +1,11 @@
 import NIOCore
 import NIOPosix
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An async client for loopd (docs/PROTOCOL.md) over one Unix socket
 /// connection, on SwiftNIO.
@@ -173,10 +178,22 @@ public final class LoopdClient: Sendable {
 
     /// Sends a request of operation `op` with `fields` and returns the
     /// reply as it came, whether `ok` or not: for operations and fields this
-    /// client has no method for yet. Throws only connection errors (and
-    /// `CancellationError`).
+    /// client has no method for yet, and for tools that show the daemon's
+    /// reply itself. Throws only the client's own errors (a connection
+    /// error) and `CancellationError`.
+    ///
+    /// When the daemon refuses the connection (`busy`, `shutting_down`) or
+    /// a line over its limit (`too_large`), it writes one error line
+    /// without an id and closes the connection: that line is then the
+    /// reply, to this request and to any sent on the connection after it.
     public func send(op: String, _ fields: [(String, JSON)] = []) async throws -> RawReply {
         let reply = try await exchange(op: op, fields, keepsLine: true)
+        return RawReply(json: reply.json, bytes: reply.bytes ?? [])
+    }
+
+    /// `send(op:_:)` with an id from `nextRequestID()`.
+    func send(id: Int64, op: String, _ fields: [(String, JSON)]) async throws -> RawReply {
+        let reply = try await exchange(id: id, op: op, fields, keepsLine: true)
         return RawReply(json: reply.json, bytes: reply.bytes ?? [])
     }
 
@@ -193,7 +210,15 @@ public final class LoopdClient: Sendable {
         return json
     }
 
+    /// The id of the next request; `exchange(id:…)` sends it.
+    func nextRequestID() -> Int64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
     private func exchange(op: String, _ fields: [(String, JSON)], keepsLine: Bool) async throws -> ReplyLine {
+        try await exchange(id: nextRequestID(), op: op, fields, keepsLine: keepsLine)
+    }
+
+    /// Sends request `id` (from `nextRequestID()`) and waits for its reply.
+    func exchange(id: Int64, op: String, _ fields: [(String, JSON)], keepsLine: Bool) async throws -> ReplyLine {
         try Task.checkCancellation()
         let connection: Connection
         if let current = state.withLock({ $0.connection }), !configuration.reconnectsAutomatically || current.isActive {
@@ -201,7 +226,6 @@ public final class LoopdClient: Sendable {
         } else {
             connection = try await currentConnection()
         }
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96)
         bytes.appendLiteral(#"{"id":"#)
@@ -242,6 +266,14 @@ extension LoopdError {
         if let error = error as? LoopdError { return error }
         if let io = error as? IOError {
             return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(io)", errno: io.errnoCode)
+        }
+        // Refused before any system call: the path does not fit a socket address.
+        if let address = error as? SocketAddressError, case .unixDomainSocketPathTooLong = address {
+            return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): the path is too long for a Unix socket",
+                              errno: ENAMETOOLONG)
+        }
+        if let channel = error as? ChannelError, case .connectTimeout = channel {
+            return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(channel)", errno: ETIMEDOUT)
         }
         return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(error)")
     }

@@ -54,6 +54,11 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         case connectionClosed
         /// The daemon sent something that is not a valid reply.
         case invalidReply
+        /// The reply did not come within `LoopdClient.Blocking`'s
+        /// `replyTimeout`. The request may still be carried out (a
+        /// `submit`'s job may run); its reply, if it comes, is dropped and
+        /// the connection stays usable.
+        case replyTimedOut
 
         /// The code for one of the protocol's error codes.
         public init(_ code: ErrorCode) {
@@ -101,26 +106,29 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .shuttingDown: .shuttingDown
             case .busy: .busy
             case .internal: .internal
-            case .unknown, .cannotConnect, .connectionClosed, .invalidReply: nil
+            case .unknown, .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut: nil
             }
         }
 
-        /// Whether the daemon sent this code (as opposed to a connection error).
+        /// Whether the daemon sent this code (as opposed to one of the
+        /// client's own: a connection error, a reply timeout).
         public var isFromDaemon: Bool {
             switch self {
-            case .cannotConnect, .connectionClosed, .invalidReply: false
+            case .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut: false
             default: true
             }
         }
 
-        /// The code as the daemon spells it (`queue_full`); connection
-        /// errors as `cannot_connect`, `connection_closed`, `invalid_reply`.
+        /// The code as the daemon spells it (`queue_full`); the client's
+        /// own as `cannot_connect`, `connection_closed`, `invalid_reply`,
+        /// `reply_timed_out`.
         public var description: String {
             switch self {
             case .unknown(let raw): raw
             case .cannotConnect: "cannot_connect"
             case .connectionClosed: "connection_closed"
             case .invalidReply: "invalid_reply"
+            case .replyTimedOut: "reply_timed_out"
             default: errorCode!.rawValue
             }
         }
@@ -133,7 +141,9 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
     /// For `jobFailed`, `timeout`, `cancelled` and `expired` (and a waited durable job
     /// whose journal commit failed): the job, its final state and its partial result.
     public var job: JobOutcome?
-    /// For `cannotConnect`: the `errno` of the failed connect, when known.
+    /// For `cannotConnect`: the `errno` of the failed connect (`ENOENT`,
+    /// `ECONNREFUSED`, `EACCES`, `ENAMETOOLONG` for a path too long for a
+    /// Unix socket address, …), when known.
     public var errno: Int32?
 
     /// An error with a code and message.

@@ -105,6 +105,15 @@ func snippet_GettingStarted_7() throws {
     try client.close()
 }
 
+// MARK: GettingStarted, snippet 8
+func snippet_GettingStarted_8() throws {
+    let client = try LoopdClient.Blocking(socketPath: "loopd.sock", replyTimeout: .seconds(10))
+    let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["200"])])
+    let quick = client.start(op: "ping")
+    print(try client.reply(to: quick).ok)   // true, while the sleep still runs
+    print(try client.reply(to: slow).line)  // {"id":1,"ok":true,"job":…,"state":"completed",…}
+}
+
 // MARK: LoopdClient, snippet 1
 func snippet_LoopdClient_1() async throws {
     let client = try await LoopdClient.connect(socketPath: "/run/loopd.sock")

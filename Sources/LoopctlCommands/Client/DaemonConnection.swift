@@ -1,0 +1,63 @@
+internal import LoopdClient
+internal import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The LoopdClient library's blocking client. In this module `LoopdClient`
+/// names loopctl's own class, which hides the library's module of the same
+/// name, so the library's class is reached with a module selector
+/// (`LoopdClient::`, Swift 6.3). This file is the only one that imports the
+/// library.
+typealias DaemonConnection = LoopdClient::LoopdClient.Blocking
+
+extension DaemonConnection {
+    /// The event loop every connection of the process runs on: one thread,
+    /// started on first use. (NIO's shared group would start one a core.)
+    static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    /// Connects to the daemon at `path` on loopctl's one event loop thread.
+    /// Each call waits at most `replyTimeout` for its reply.
+    static func open(path: String, maxReplyBytes: Int, replyTimeout: Duration?) throws(ClientError) -> DaemonConnection {
+        do {
+            return try DaemonConnection(
+                socketPath: path, configuration: .init(maxReplyBytes: maxReplyBytes),
+                eventLoopGroup: eventLoopGroup, replyTimeout: replyTimeout)
+        } catch {
+            throw ClientError(error, path: path)
+        }
+    }
+
+    /// Sends a request without waiting for its reply; the id it went out with.
+    func startRequest(op: String, _ fields: [(String, JSON)]) -> (id: RequestID, pending: Pending) {
+        let pending = start(op: op, fields)
+        return (.integer(pending.id), pending)
+    }
+
+    /// Waits for the reply to `pending`: the line as it came.
+    func replyLine(to pending: Pending) throws(ClientError) -> String {
+        do {
+            return try reply(to: pending).line
+        } catch {
+            throw ClientError(error, path: client.socketPath)
+        }
+    }
+
+}
+
+extension ClientError {
+    /// loopctl's error for a failure of the library's client. A refusal by
+    /// the daemon is not one: it arrives as a reply (`RawReply`).
+    init(_ error: any Error, path: String) {
+        guard let error = error as? LoopdError else {
+            self = .protocol("\(error)")
+            return
+        }
+        switch error.code {
+        case .cannotConnect: self = .cannotConnect(path: path, errno: error.errno ?? EIO)
+        case .connectionClosed: self = .closed
+        case .replyTimedOut: self = .protocol("no reply from the daemon in time")
+        default: self = .protocol(error.message)
+        }
+    }
+}

@@ -1,0 +1,11 @@
+#ifndef CTHREADCREDENTIALS_H
+#define CTHREADCREDENTIALS_H
+
+/// Sets the effective uid and gid of the calling thread only, for tests that
+/// connect to loopd as another user from a thread of their own. Linux keeps
+/// credentials per thread; glibc's setresuid(2) and setresgid(2) change every
+/// thread of the process, the system calls themselves only the caller. Needs
+/// a real uid of 0. Returns 0, or -1 with errno set.
+int cthreadcred_set_effective_ids(unsigned int uid, unsigned int gid);
+
+#endif
