@@ -64,11 +64,38 @@ final class Connection: Sendable {
     /// Opens a connection to `path` on `group`.
     static func open(path: String, group: any EventLoopGroup, maxInFlight: Int,
                      maxReplyBytes: Int) -> EventLoopFuture<Connection> {
+        connect(path: path, group: group, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes,
+                backlogRetry: .milliseconds(1), backlogDeadline: .now() + backlogPatience)
+    }
+
+    /// How long a connect keeps trying while the daemon's listen backlog is
+    /// full (`EAGAIN`: a burst of clients connecting at once), where a
+    /// blocking `connect(2)` would have waited for a place.
+    static let backlogPatience: TimeAmount = .seconds(10)
+
+    private static func connect(path: String, group: any EventLoopGroup, maxInFlight: Int, maxReplyBytes: Int,
+                                backlogRetry: TimeAmount, backlogDeadline: NIODeadline) -> EventLoopFuture<Connection> {
+        let loop = group.next()
+        return attempt(path: path, loop: loop, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
+            .flatMapError { error in
+                guard let io = error as? IOError, io.errnoCode == EAGAIN, .now() + backlogRetry < backlogDeadline else {
+                    return loop.makeFailedFuture(error)
+                }
+                // Retried after 1, 2, 4 … up to 100 ms.
+                return loop.flatScheduleTask(in: backlogRetry) {
+                    connect(path: path, group: loop, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes,
+                            backlogRetry: min(backlogRetry * 2, .milliseconds(100)), backlogDeadline: backlogDeadline)
+                }.futureResult
+            }
+    }
+
+    private static func attempt(path: String, loop: any EventLoop, maxInFlight: Int,
+                                maxReplyBytes: Int) -> EventLoopFuture<Connection> {
         // Filled in on the channel's event loop by the initializer and read
         // there after connecting: a daemon that refuses the connection
         // (`busy`) may close it before then, handlers and all.
         let slot = HandlerSlot()
-        return ClientBootstrap(group: group)
+        return ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = ReplyHandler(maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
