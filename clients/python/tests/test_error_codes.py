@@ -2,22 +2,27 @@
 
 Reached here: bad_request, unknown_op, unknown_action, unknown_worker,
 unknown_job, queue_full, forbidden (as root: a child process that becomes
-`nobody`), too_large, timeout, job_failed, cancelled, shutting_down, busy.
+`nobody`), too_large, timeout, job_failed, cancelled, shutting_down, busy,
+journal_unavailable (as root: loopd's state directory on a 1 MiB tmpfs,
+filled up, as in Tests/reliability/faults.py).
 
-Not reachable from a client: journal_unavailable (the journal must fail to
-be written: a full disk, Tests/reliability/faults.py) and internal (a fault
-inside the daemon)."""
+Not reachable from a client: internal (a fault inside the daemon)."""
 
+import errno
 import json
 import os
 import pwd
+import shutil
 import signal
+import subprocess
+import tempfile
 import threading
 import time
 
 import pytest
 
 import loopd
+from conftest import Daemon
 
 
 @pytest.mark.parametrize("request_fields", [
@@ -222,3 +227,101 @@ def test_forbidden_for_another_uid(daemon, client):
     client.cancel(job)
     assert got == {"mode": "ForbiddenError", "status": "ForbiddenError", "wait": "ForbiddenError",
                    "cancel": "ForbiddenError", "exec": "ForbiddenError", "echo": "ok"}
+
+
+def _fill(directory):
+    """Writes a filler file until the filesystem is full; returns its path."""
+    path = os.path.join(directory, "filler")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for size in (65536, 4096, 1):  # big writes, then the odd bytes left
+            block = b"\xff" * size
+            while True:
+                try:
+                    if os.write(fd, block) < size:
+                        break
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+                    break
+    finally:
+        os.close(fd)
+    return path
+
+
+@pytest.fixture
+def tmpfs_daemon():
+    """A private loopd whose state directory is a 1 MiB tmpfs; stopped, the
+    tmpfs unmounted and the directory removed after the test, however it ends."""
+    work = tempfile.mkdtemp(prefix="loopd-py-")
+    state = os.path.join(work, "state")
+    os.mkdir(state, 0o700)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", state],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[0]
+        pytest.skip(f"mount -t tmpfs failed (no privilege to mount here?): {why}")
+    d = Daemon(work)
+    try:
+        yield d.start()
+    finally:
+        d.stop()
+        subprocess.run(["umount", "-l", state], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a tmpfs")
+def test_journal_unavailable_on_a_full_state_disk(tmpfs_daemon):
+    """docs/PROTOCOL.md, submit: a durable job is acknowledged only once it is
+    journaled; when the journal cannot be written the submit raises
+    JournalUnavailableError, with no job in the reply for wait=False and with
+    the failed job, which never runs, for a waited submit, while non-durable
+    jobs keep working on the same connection. docs/clients/python.md,
+    Retries: a JournalUnavailableError with no job created nothing, so the
+    submit can be sent again once the disk has room."""
+    state = os.path.join(tmpfs_daemon.workdir, "state")
+    with loopd.Client(tmpfs_daemon.socket_path, timeout=60) as c:
+        assert c.submit("echo", ["room"], durable=True).result["output"] == "room"
+
+        filler = _fill(state)
+        # A commit may still fit in the last page of journal.log: submit until
+        # the first refusal (bounded).
+        refused = None
+        for i in range(200):
+            try:
+                c.submit("echo", [f"probe{i}"], durable=True, wait=False)
+            except loopd.JournalUnavailableError as e:
+                refused = e
+                break
+        assert refused is not None, "no durable submit was refused on the full disk"
+        assert refused.code == "journal_unavailable" and refused.message and "job" not in refused.reply
+
+        # Waited for: the job got an id, failed without running, and says why.
+        with pytest.raises(loopd.JournalUnavailableError) as e:
+            c.submit("echo", ["never"], durable=True)
+        assert e.value.reply.get("state") == "failed" and e.value.reply.get("result") == {}
+        status = c.status(e.value.reply["job"])
+        assert status.state == "failed" and status.error is not None
+        assert status.error.code == "journal_unavailable" and status.started_at is None
+
+        # Non-durable jobs on the same connection: accepted and run.
+        assert c.submit("echo", ["still", "here"]).result["output"] == "still here"
+        plain = c.submit("echo", ["later"], wait=False)
+        assert c.wait(plain.job).result["output"] == "later"
+        assert c.connected and c.ping()
+
+        # The asyncio client raises the same class.
+        import asyncio
+
+        async def main():
+            async with loopd.AsyncClient(tmpfs_daemon.socket_path) as a:
+                with pytest.raises(loopd.JournalUnavailableError):
+                    await a.submit("echo", ["async"], durable=True, wait=False)
+                assert (await a.submit("echo", ["async"])).result["output"] == "async"
+
+        asyncio.run(main())
+
+        # Room again: the refused submit, sent again, is journaled and runs.
+        os.unlink(filler)
+        assert c.submit("echo", ["again"], durable=True).result["output"] == "again"
