@@ -29,7 +29,7 @@ test: setup
 
 test-tsan:
 	$(SWIFT) build --product loopdPackageTests --sanitize=thread --scratch-path .build-tsan
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 ## The Python client (clients/python; docs/clients/python.md): its tests
 ## against a real loopd, then `pip install` of the package into a throwaway
