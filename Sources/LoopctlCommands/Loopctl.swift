@@ -27,7 +27,9 @@ public struct Loopctl: ParsableCommand {
     /// Runs loopctl with the process's arguments and exits with its status.
     /// Replaces ArgumentParser's `main()` so usage errors exit 2, not 64.
     public static func main() {
-        exitProcess(execute(Array(CommandLine.arguments.dropFirst()), in: .process).code)
+        let status = execute(Array(CommandLine.arguments.dropFirst()), in: .process)
+        DaemonConnection.shutDownEventLoop()
+        exitProcess(status.code)
     }
 
     /// Parses `arguments` (without the program name), runs the command in

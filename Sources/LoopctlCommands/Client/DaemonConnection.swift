@@ -1,5 +1,6 @@
 internal import LoopdClient
 internal import NIOPosix
+import LoopPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,27 @@ typealias DaemonConnection = LoopdClient::LoopdClient.Blocking
 extension DaemonConnection {
     /// The event loop every connection of the process runs on: one thread,
     /// started on first use. (NIO's shared group would start one a core.)
-    static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    static var eventLoopGroup: MultiThreadedEventLoopGroup {
+        sharedGroup.withLock { group in
+            if let group { return group }
+            let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            group = made
+            return made
+        }
+    }
+
+    private static let sharedGroup = Locked<MultiThreadedEventLoopGroup?>(nil)
+
+    /// Closes what is still open on the event loop and ends its thread, if
+    /// it was started: the process then exits with nothing in flight (no
+    /// channel half closed when a sanitizer looks at the heap at exit).
+    static func shutDownEventLoop() {
+        let group = sharedGroup.withLock { group in
+            defer { group = nil }
+            return group
+        }
+        try? group?.syncShutdownGracefully()
+    }
 
     /// Connects to the daemon at `path` on loopctl's one event loop thread.
     /// Each call waits at most `replyTimeout` for its reply.
