@@ -14,6 +14,10 @@ import LoopdProtocol
 /// an ended, cancelled or retried job has is made when it is first needed
 /// (`record`).
 final class Job: @unchecked Sendable {
+    // The stored fields are in the order that packs them: the one-, two-
+    // and four-byte fields follow `timeoutMs`, filling what its optional
+    // leaves of its last word (`QueueScaleTests` holds the size).
+
     // MARK: immutable, any thread
     let id: String
     /// Submission order within this run of the daemon: `jobs` pages by it.
@@ -117,17 +121,6 @@ final class Job: @unchecked Sendable {
     var retries: Int { extras?.retries ?? 0 }
     var retryBackoffMs: Int64 { extras?.retryBackoffMs ?? RequestLimits.defaultRetryBackoffMs }
     var uniqueKey: String? { extras?.uniqueKey }
-
-    /// The submit as it was accepted (for the journal's record).
-    var request: SubmitRequest {
-        var s = SubmitRequest(action: actionName, args: args, placement: placement, wait: reply != nil,
-                              delayMs: delayMs, timeoutMs: timeoutMs, mode: mode, durable: durable,
-                              priority: priority, expiresInMs: expiresInMs)
-        s.retries = retries
-        s.retryBackoffMs = retryBackoffMs
-        s.uniqueKey = uniqueKey
-        return s
-    }
 
     // MARK: what its attempts leave
 
