@@ -12,7 +12,9 @@ import Testing
         let socketPath: String
         private var process: Process?
 
-        init(directory: String) {
+        /// A daemon with its state in `directory`, fsync on, workers w1 and
+        /// w2, and `extraConfig` (more TOML tables) after them.
+        init(directory: String, extraConfig: String = "") {
             self.directory = directory
             socketPath = directory + "/loopd.sock"
             let config = """
@@ -25,7 +27,8 @@ import Testing
             name = "w1"
             [[workers]]
             name = "w2"
-            """
+
+            """ + extraConfig
             _ = FileManager.default.createFile(atPath: directory + "/loopd.toml", contents: Data(config.utf8))
         }
 

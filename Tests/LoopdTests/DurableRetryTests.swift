@@ -13,25 +13,13 @@ import Testing
     /// each time it starts, fails its first run, and sleeps in every later
     /// one (long enough to be killed while it runs).
     private func daemon(_ dir: String) -> DurableReplayTests.DaemonProcess {
-        let d = DurableReplayTests.DaemonProcess(directory: dir)
         let script = #"echo run >> "$0"; [ "$(wc -l < "$0")" -ge 2 ] && exec sleep 30; exit 3"#
-        let config = """
-        [server]
-        socket = "\(d.socketPath)"
-        state_dir = "\(dir)/state"
-        [journal]
-        fsync = true
-        [[workers]]
-        name = "w1"
-        [[workers]]
-        name = "w2"
-        [actions.attempt]
-        argv = ["/bin/sh", "-c", \(quoted(script)), "\(dir)/runs"]
-        timeout_ms = 60000
-        kill_grace_ms = 100
-        """
-        _ = FileManager.default.createFile(atPath: dir + "/loopd.toml", contents: Data(config.utf8))
-        return d
+        return DurableReplayTests.DaemonProcess(directory: dir, extraConfig: """
+            [actions.attempt]
+            argv = ["/bin/sh", "-c", \(quoted(script)), "\(dir)/runs"]
+            timeout_ms = 60000
+            kill_grace_ms = 100
+            """)
     }
 
     private func quoted(_ s: String) -> String {

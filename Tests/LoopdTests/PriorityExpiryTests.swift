@@ -148,24 +148,26 @@ final class HoldingAction: JobAction, @unchecked Sendable {
 }
 
 @Suite("the lane's ready queue by priority") struct JobReadyQueueTests {
+    /// A job of `fixture` that runs at priority `p`.
+    private func job(_ f: JobFixture, _ id: String, _ p: UInt32) -> Job {
+        let j = f.job(id, SubmitRequest(action: "echo", priority: p))
+        j.runPriority = p
+        return j
+    }
+
     @Test("one priority stays a FIFO; another one switches to the heap; drained, back to the FIFO")
     func fastPathAndHeap() {
         let f = JobFixture()
         defer { f.stop() }
-        func job(_ id: String, _ p: UInt32) -> Job {
-            let j = f.job(id, SubmitRequest(action: "echo", priority: p))
-            j.runPriority = p
-            return j
-        }
         var q = JobReadyQueue()
-        q.append(contentsOf: [job("a", 5), job("b", 5)])
+        q.append(contentsOf: [job(f, "a", 5), job(f, "b", 5)])
         #expect(q.isOrderedByPriority == false)
-        q.append(contentsOf: [job("c", 1), job("d", 5), job("e", 1)])
+        q.append(contentsOf: [job(f, "c", 1), job(f, "d", 5), job(f, "e", 1)])
         #expect(q.isOrderedByPriority)
         var order: [String] = []
         while let j = q.takeFirst(where: { _ in true }) { order.append(j.id) }
         #expect(order == ["c", "e", "a", "b", "d"])
-        q.append(contentsOf: [job("f", 9)])
+        q.append(contentsOf: [job(f, "f", 9)])
         #expect(q.isOrderedByPriority == false)
         #expect(q.takeFirst(where: { _ in true })?.id == "f")
     }
@@ -174,13 +176,8 @@ final class HoldingAction: JobAction, @unchecked Sendable {
     func passesOverHeldJobs() {
         let f = JobFixture()
         defer { f.stop() }
-        func job(_ id: String, _ p: UInt32) -> Job {
-            let j = f.job(id, SubmitRequest(action: "echo", priority: p))
-            j.runPriority = p
-            return j
-        }
         var q = JobReadyQueue()
-        q.append(contentsOf: [job("held", 0), job("x", 3), job("y", 2)])
+        q.append(contentsOf: [job(f, "held", 0), job(f, "x", 3), job(f, "y", 2)])
         #expect(q.takeFirst(where: { $0.id != "held" })?.id == "y")
         #expect(q.takeFirst(where: { $0.id != "held" })?.id == "x")
         #expect(q.takeFirst(where: { $0.id != "held" }) == nil)
