@@ -1,4 +1,3 @@
-import Foundation
 import Testing
 
 /// R3 and R27 need a process whose main thread runs `Loop.main`; the test
@@ -6,24 +5,10 @@ import Testing
 /// built beside the test bundle: the example (Examples/loop-example) and
 /// MainQueueProbe (Tests/Programs), one scenario per process.
 @Suite struct MainQueueTests {
-    private func run(_ program: String, _ arguments: [String] = []) throws -> [String] {
-        let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = dir.appendingPathComponent(program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-
-    private func probe(_ scenario: String) throws -> [String] { try run("MainQueueProbe", [scenario]) }
+    private func probe(_ scenario: String) throws -> [String] { try runProgram("MainQueueProbe", [scenario]) }
 
     @Test func R27_mainLoopServesDispatchMainQueueAndMainActor() throws {
-        let lines = try run("loop-example")
+        let lines = try runProgram("loop-example")
         #expect(lines.contains("dispatch: main queue block on main = true"))
         #expect(lines.contains("actor: @MainActor function on main = true"))
         #expect(lines.contains("port: message 7 with 15 bytes on main = true"))
@@ -31,7 +16,7 @@ import Testing
     }
 
     @Test func R27_privateModeHoldsMainQueueUntilACommonModeRuns() throws {
-        let lines = try run("loop-example")
+        let lines = try runProgram("loop-example")
         #expect(lines.contains("dispatch: block held during the private mode ran afterwards = true"))
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import LoopPlatform
 import Synchronization
 import Testing
@@ -246,4 +247,22 @@ func boundedRun(_ loop: Loop, mode: Loop.Mode = .default, timeout: Duration? = .
     withWatchdog(loop, sourceLocation: sourceLocation) {
         loop.run(mode: mode, timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled)
     }
+}
+
+/// Runs `program`, built beside the test bundle (Tests/Programs, the
+/// examples), with `arguments`; expects it to exit 0 and returns its
+/// standard output's lines. For what needs a process of its own: a main
+/// thread that runs `Loop.main`.
+func runProgram(_ program: String, _ arguments: [String] = []) throws -> [String] {
+    let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    let process = Process()
+    process.executableURL = dir.appendingPathComponent(program)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
 }

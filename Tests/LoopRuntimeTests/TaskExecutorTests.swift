@@ -224,17 +224,7 @@ private actor Tally {
 
 extension TaskExecutorTests {
     @Test func R2_mainLoopTaskExecutorWaitsForTheMainThreadToRunItsLoop() throws {
-        let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = dir.appendingPathComponent("MainQueueProbe")
-        process.arguments = ["taskexecutor"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let lines = try runProgram("MainQueueProbe", ["taskexecutor"])
         #expect(lines == [
             "ran before the run = false", "run returned stopped",
             "task on main = true", "after awaits on main = true",
