@@ -51,6 +51,19 @@ import Testing
         shutDown(worker)  // a second stop is harmless
     }
 
+    @Test func R26_R20_aStopAskedAsTheThreadStartsStillEndsIt() {
+        // LoopThread's stop is a request of its own, not a Loop.stop(): one
+        // made before the thread's loop first runs is kept until that run
+        // handles it, so it cannot fall between two runs (R20 gives a stop
+        // with no run in progress no effect).
+        for i in 0..<200 {
+            let worker = LoopThread(name: "r26-race-\(i)")
+            shutDown(worker)
+            #expect(!worker.isRunning)
+            #expect(worker.loop.currentMode == nil, "thread \(i) left its loop")
+        }
+    }
+
     @Test func R26_aResidentThreadFollowsItsRunModeAndStopsFromAnyMode() {
         let worker = LoopThread(name: "r26-mode", mode: "r26-custom")
         #expect(worker.runMode == "r26-custom")

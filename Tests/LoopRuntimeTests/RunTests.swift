@@ -174,20 +174,79 @@ import Testing
         #expect(log.all == ["entry", "beforeTimers", "beforeSources", "beforeWaiting", "afterWaiting", "exit"])
     }
 
-    @Test func R20_stopBeforeARunEndsThatRunAtOnce() {
-        let (first, log, second) = onThread { () -> (Loop.RunResult, [String], Loop.RunResult) in
+    @Test func R20_stopOnALoopThatIsNotRunningDoesNothing() {
+        // CF: CFRunLoopStop on an idle loop marks no run; the next run times out.
+        let (result, log) = onThread { () -> (Loop.RunResult, [String]) in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            loop.add(activityLogger(log, [.entry, .exit]), forMode: .default)
+            loop.stop()
+            return (loop.run(mode: .default, timeout: .milliseconds(20)), log.all)
+        }
+        #expect(result == .timedOut, "the stop was aimed at no run, so the run after it is not stopped")
+        #expect(log == ["entry", "exit"])
+    }
+
+    @Test func R20_aStopFromAnEntryObserverEndsTheRunAtOnce() {
+        let (result, log) = onThread { () -> (Loop.RunResult, [String]) in
             let loop = Loop.current
             let log = Recorder<String>()
             loop.add(keepAlive(), forMode: .default)
             loop.add(activityLogger(log), forMode: .default)
-            loop.stop()
-            let first = loop.run(mode: .default, timeout: .seconds(10))
-            let firstLog = log.all
-            return (first, firstLog, loop.run(mode: .default, timeout: .zero))
+            loop.add(LoopObserver(activities: .entry) { _, _ in loop.stop() }, forMode: .default)
+            return (loop.run(mode: .default, timeout: .seconds(10)), log.all)
         }
-        #expect(first == .stopped)
-        #expect(log == ["entry", "exit"], "exit is still sent")
-        #expect(second == .timedOut, "the stop was used up by the run it ended")
+        #expect(result == .stopped, "the run was in progress when the observer stopped it")
+        #expect(log == ["entry", "exit"], "no pass runs; exit is still sent")
+    }
+
+    @Test func R20_R21_aStopBelongsToTheRunInProgressNotToARunNestedAfterIt() {
+        // CF: the handler's stop marks the outer run; the nested run has its
+        // own per-run flag and times out; the outer run then returns stopped.
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            let handler = LoopSource {
+                loop.stop()
+                log.append("nested \(loop.run(mode: .default, timeout: .milliseconds(20)))")
+            }
+            loop.add(handler, forMode: .default)
+            handler.signal()
+            let result = loop.run(mode: .default, timeout: .seconds(10))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.log == ["nested timedOut"])
+        #expect(o.result == .stopped)
+    }
+
+    @Test func R20_R21_stopInsideTheInnermostOfThreeRunsEndsOnlyThatRun() {
+        let o = onThread { () -> NestOutcome in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            loop.add(keepAlive(), forMode: .default)
+            let third = LoopSource {
+                log.append("third run: stop")
+                loop.stop()
+            }
+            let second = LoopSource {
+                third.signal()
+                log.append("third \(loop.run(mode: .default, timeout: .seconds(10)))")
+            }
+            let first = LoopSource {
+                second.signal()
+                log.append("second \(loop.run(mode: .default, timeout: .milliseconds(20)))")
+                loop.stop()
+            }
+            for s in [first, second, third] { loop.add(s, forMode: .default) }
+            first.signal()
+            let result = loop.run(mode: .default, timeout: .seconds(10))
+            return NestOutcome(log: log.all, result: result)
+        }
+        #expect(o.log == ["third run: stop", "third stopped", "second timedOut"],
+                "the second run outlives the third's stop and ends at its own timeout")
+        #expect(o.result == .stopped)
     }
 
     // MARK: R21

@@ -151,6 +151,29 @@ import Testing
         #expect(order == ["minus-one", "zero", "two-first", "two-second", "five"])
     }
 
+    @Test func R17_R10_aRunThatReturnsAfterASourceFiresOneVersion0SourceTheLowestOrder() {
+        // CF: with returnAfterSourceHandled, the source step stops after the
+        // first version-0 source it handles; the others stay signalled.
+        let (results, fired) = onThread { () -> ([Loop.RunResult], [[String]]) in
+            let loop = Loop.current
+            let log = Recorder<String>()
+            let sources = [(2, "order 2"), (0, "order 0"), (1, "order 1")]
+                .map { order, label in LoopSource(order: order) { log.append(label) } }
+            for s in sources { loop.add(s, forMode: .default) }
+            for s in sources { s.signal() }
+            var results: [Loop.RunResult] = []
+            var fired: [[String]] = []
+            for _ in 0..<4 {
+                let before = log.all.count
+                results.append(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: true))
+                fired.append(Array(log.all[before...]))
+            }
+            return (results, fired)
+        }
+        #expect(results == [.handledSource, .handledSource, .handledSource, .timedOut])
+        #expect(fired == [["order 0"], ["order 1"], ["order 2"], []])
+    }
+
     @Test func R10_readyPortsAreHandledByOrder() {
         let order = onThread { () -> [String] in
             let loop = Loop.current

@@ -124,8 +124,7 @@ import Testing
             return
         }
         // The premise: the run is spinning. A stop that came before the run
-        // began would end it at once without ever meeting the spin (R20's
-        // "the next run returns .stopped").
+        // began would be aimed at no run at all (R20) and prove nothing.
         #expect(eventually { isSpinning(loop) }, "the run never started its spin")
         loop.stop()
         #expect(worker.join() == .stopped, "a stop that waited for the spin would leave the run spinning for an hour")

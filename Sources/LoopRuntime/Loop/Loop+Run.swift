@@ -3,8 +3,11 @@ import LoopPlatform
 extension Loop {
     /// Runs the loop in `mode` until it is stopped, the timeout passes, the
     /// mode has no sources and no timers left, or (with
-    /// `returnAfterSourceHandled`) a source was handled. Only the loop's own
-    /// thread may run it; runs nest (R21).
+    /// `returnAfterSourceHandled`) a source was handled: then a pass fires
+    /// at most one version-0 source, the signalled one of lowest order, and
+    /// at most one version-1 source. Only the loop's own thread may run it;
+    /// runs nest (R21), and a `stop()` ends only the run in progress when it
+    /// was called (R20).
     ///
     /// The pass order is R17's: entry; then each pass beforeTimers,
     /// beforeSources, blocks, signalled version-0 sources, blocks again,
@@ -30,11 +33,13 @@ extension Loop {
         }
         let outerMode = runningMode
         runningMode = mode
+        runStops.append(false)  // R20: this run's own stop flag
         lock.unlock()
-        runDepth += 1
         defer {
-            runDepth -= 1
-            lock.withLock { runningMode = outerMode }
+            lock.withLock {
+                runStops.removeLast()
+                runningMode = outerMode
+            }
         }
 
         notify(.entry, items)
@@ -51,7 +56,7 @@ extension Loop {
     private func runPasses(_ items: ModeItems, clock: LoopClock, deadline: LoopInstant?,
                            returnAfterSourceHandled: Bool) -> RunResult {
         let mode = items.mode
-        if consumeStop() { return .stopped }
+        if lock.withLock({ isStoppedLocked }) { return .stopped }  // stopped by an entry observer
         var events: [ReadinessEvent] = []
         events.reserveCapacity(16)
         while true {
@@ -59,7 +64,7 @@ extension Loop {
             notify(.beforeTimers, items)
             notify(.beforeSources, items)
             runBlocks(mode: mode)
-            var handledSource = fireSignalledSources(items)
+            var handledSource = fireSignalledSources(items, onlyOne: returnAfterSourceHandled)
             if handledSource { runBlocks(mode: mode) }
 
             rebuildEpollSetIfNeeded(items)
@@ -91,9 +96,8 @@ extension Loop {
             if handledSource && returnAfterSourceHandled { return .handledSource }
             if let deadline, clock.now() >= deadline { return .timedOut }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
-                defer { stopRequested = false }
                 let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
-                return (stopRequested, empty)
+                return (isStoppedLocked, empty)
             }
             if stopped { return .stopped }
             if empty { return .finished }
@@ -102,12 +106,8 @@ extension Loop {
 
     // MARK: steps
 
-    private func consumeStop() -> Bool {
-        lock.withLock {
-            defer { stopRequested = false }
-            return stopRequested
-        }
-    }
+    /// Whether `stop()` marked the innermost run, the one this thread is in (R20).
+    private var isStoppedLocked: Bool { runStops.last ?? false }
 
     private func observes(_ activities: Activity, _ items: ModeItems) -> Bool {
         !items.observedActivities.isDisjoint(with: activities)
@@ -123,14 +123,18 @@ extension Loop {
         }
     }
 
-    /// Fires the signalled version-0 sources of the mode, lower order first (R8, R10).
-    private func fireSignalledSources(_ items: ModeItems) -> Bool {
+    /// Fires the signalled version-0 sources of the mode, lower order first
+    /// (R8, R10); with `onlyOne`, for a run that returns after a handled
+    /// source, just the first of them: the others stay signalled for a later
+    /// run (R17 step 4).
+    private func fireSignalledSources(_ items: ModeItems, onlyOne: Bool) -> Bool {
         guard items.hasVersion0Sources else { return false }
         let sources = lock.withLock { items.sources }
         var fired = false
         for s in sources where s.isValid && s.consumeSignal() {
             fired = true
             callout(s.performHandler)
+            if onlyOne { break }
         }
         return fired
     }
@@ -147,7 +151,7 @@ extension Loop {
         let mode = items.mode
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !stopRequested && !kernelSetDirty.load(ordering: .acquiring)
+        var mayBlock = !poll && !isStoppedLocked && !kernelSetDirty.load(ordering: .acquiring)
         var wake: LoopInstant? = nil
         if mayBlock {
             if let first = items.timerHeap.liveTop(isLive: items.isLive) {

@@ -37,7 +37,11 @@ public final class Loop: @unchecked Sendable {
     /// The common set (R7), in the order modes joined it.
     var commonModes: [Mode] = [.default]
     var common = CommonItems()
-    var stopRequested = false
+    /// One flag per run in progress, innermost last: whether `stop()` was
+    /// called while that run was the innermost one (R20). A run pushes its
+    /// flag as it enters and pops it as it returns, so a stop belongs to the
+    /// run it was aimed at, as CF's per-run data does.
+    var runStops: [Bool] = []
     /// The innermost running mode.
     var runningMode: Mode?
     /// The version-1 sources in the epoll set, by token.
@@ -63,7 +67,6 @@ public final class Loop: @unchecked Sendable {
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
-    var runDepth = 0
 
     // MARK: atomics, any thread
     let waitingFlag = Atomic<Bool>(false)
@@ -174,12 +177,18 @@ public final class Loop: @unchecked Sendable {
         }
     }
 
-    /// Ends the innermost run after its remaining notifications (exit is
-    /// still sent); if the loop is not running, its next run returns
-    /// `.stopped` at once (R20). Any thread.
+    /// Ends the run in progress, the innermost one if runs nest, after its
+    /// remaining notifications (exit is still sent). The stop belongs to that
+    /// run: a run begun after the call, such as one nested by a later
+    /// handler, is not stopped by it, and on a loop that is not running the
+    /// call does nothing, as `CFRunLoopStop` (R20). Any thread.
     public func stop() {
-        lock.withLock { stopRequested = true }
-        wakeUp()
+        let marked = lock.withLock { () -> Bool in
+            guard !runStops.isEmpty else { return false }
+            runStops[runStops.count - 1] = true
+            return true
+        }
+        if marked { wakeUp() }
     }
 
     /// Wakes the loop only if it is asleep: for changes that matter to a
