@@ -1,15 +1,31 @@
 # One entry point for people and CI. `make test` sets up and passes everything.
 SWIFT ?= swift
-export PATH := /opt/swift/usr/bin:$(PATH)
+# Tools taken out of Debian packages that also bring a service (.ci/setup)
+# live in .build/tools/bin, after the system's own directories.
+TOOLS_BIN := $(CURDIR)/.build/tools/bin
+export PATH := /opt/swift/usr/bin:$(PATH):$(TOOLS_BIN)
 
-.PHONY: setup build run test test-tsan test-asan test-python check-words check-metrics docs bench bench-quick example consumer clean
+.PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python \
+	check-words check-metrics docs bench bench-quick example consumer clean
 
-## Debian packages the build and the tests need (idempotent; needs root).
+## What each purpose needs, from .ci/packages/PURPOSE (each line says why),
+## installed without recommends, only when missing, and said before it is
+## (.ci/setup; as non-root it names what is missing instead). `setup` is
+## building and running loopd only; the test, package and benchmark lists
+## add their tools, none of which enables or starts a service.
 setup:
-	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		need=""; for p in $(shell cat .ci/apt-packages); do dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
-		if [ -n "$$need" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; fi; \
-	fi
+	@.ci/setup run
+setup-test:
+	@.ci/setup run test
+setup-package:
+	@.ci/setup run package
+setup-bench:
+	@.ci/setup run bench
+
+## CI's first step: the setup steps install only what their purpose needs
+## and leave no service enabled or running (needs root).
+check-setup:
+	.ci/check-setup
 
 build: setup
 	$(SWIFT) build
@@ -22,7 +38,7 @@ run: setup
 	.build/release/loopd --config Config/loopd.toml
 
 ## The whole suite, then again under ThreadSanitizer.
-test: setup
+test: setup-test
 	$(SWIFT) build --product loopdPackageTests
 	$(SWIFT) test --skip-build
 	$(MAKE) test-tsan
@@ -34,10 +50,10 @@ test-tsan:
 ## The Python client (clients/python; docs/clients/python.md): its tests
 ## against a real loopd, then `pip install` of the package into a throwaway
 ## venv. The loopd is LOOPD_BIN= if given, else the debug build (built here
-## when out of date). pytest comes from Debian (.ci/apt-packages); for a
+## when out of date). pytest comes from Debian (.ci/packages/test); for a
 ## python3 without it (PYTHON=…), pip installs it.
 PYTHON ?= python3
-test-python: setup
+test-python: setup-test
 	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install --quiet --break-system-packages pytest
 	@bin="$(LOOPD_BIN)"; \
 	if [ -z "$$bin" ]; then $(SWIFT) build --product loopd && bin="$$($(SWIFT) build --show-bin-path)/loopd"; fi; \
@@ -53,13 +69,14 @@ test-python: setup
 
 ## Tracked files name no ticket numbers and no paths outside the repository;
 ## the documentation speaks of the product, not of how the work was organised.
-check-words: setup
+check-words: setup-test
 	.ci/check-words
 
 ## `loopctl metrics` from a real loopd passes Prometheus's `promtool check
-## metrics` (promtool: Debian's prometheus, in .ci/apt-packages), and every
-## family docs/OPERATIONS.md lists is there (Tests/metrics/promtool-check.sh).
-check-metrics: setup
+## metrics` (promtool, taken out of Debian's prometheus package without its
+## server: .ci/packages/test), and every family docs/OPERATIONS.md lists is
+## there (Tests/metrics/promtool-check.sh).
+check-metrics: setup-test
 	$(SWIFT) build --product loopd
 	$(SWIFT) build --product loopctl
 	Tests/metrics/promtool-check.sh "$$($(SWIFT) build --show-bin-path)"
@@ -113,12 +130,12 @@ test-asan:
 ## release loopd in .build/release (`make release`). Benchmarks/million.py:
 ## that loopd holding a million delayed jobs beside beanstalkd (50,000 with --quick).
 BENCH = $(SWIFT) run -c release --package-path Benchmarks
-bench: release
+bench: setup-bench release
 	$(BENCH) LoopBench
 	$(BENCH) LoopdBench
 	python3 Benchmarks/million.py --bin "$$($(RELEASE_BUILD) --show-bin-path)"
 
-bench-quick: release
+bench-quick: setup-bench release
 	$(BENCH) LoopBench --quick
 	$(BENCH) LoopdBench --quick
 	python3 Benchmarks/million.py --quick --bin "$$($(RELEASE_BUILD) --show-bin-path)"
@@ -277,7 +294,7 @@ DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE = loopd_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_OUT ?= $(RELEASE_SCRATCH)/deb
 DEB_MAINTAINER ?= loopd maintainers <maintainers@users.noreply.a-seed-4e264c2f.example>
-deb: release
+deb: setup-package release
 	packaging/deb/build "$(DEB_OUT)" "$(VERSION)" "$(DEB_REVISION)" "$(DEB_MAINTAINER)" \
 		"$$($(RELEASE_BUILD) --show-bin-path)" "$(SWIFT_BACKTRACER)"
 
@@ -289,17 +306,17 @@ lintian: deb
 ## the test's namespaces with the toolchain hidden, `make install` and the
 ## package each go into a private root: it neither depends on nor changes
 ## what this machine has installed. Tests/systemd/run.sh.
-test-systemd: lintian
+test-systemd: setup-test lintian
 	Tests/systemd/run.sh "$(DEB_OUT)/$(DEB_FILE)"
 
 ## libFuzzer targets for the request decoder, line framer and config parser
 ## (Fuzz/run.sh; docs/RELIABILITY.md, "Fuzzing"): each for 60 s (CI), or for
 ## 10 minutes each (the documented long run). Builds in .build-fuzz.
 .PHONY: fuzz fuzz-long
-fuzz: setup
+fuzz: setup-test
 	Fuzz/run.sh 60
 
-fuzz-long: setup
+fuzz-long: setup-test
 	Fuzz/run.sh 600
 
 ## Load, crash consistency, resource faults, leaks and privilege, against the
@@ -309,8 +326,8 @@ fuzz-long: setup
 ## `soak` is the 10-minute load. The release binaries of `make release`, as
 ## shipped (shared with `deb` and `test-systemd`, so CI builds them once).
 .PHONY: reliability soak
-reliability: release
+reliability: setup-test release
 	Tests/reliability/run.sh "$$($(RELEASE_BUILD) --show-bin-path)"
 
-soak: release
+soak: setup-test release
 	python3 Tests/reliability/load.py --bin "$$($(RELEASE_BUILD) --show-bin-path)" --duration 600 --soak

@@ -37,7 +37,10 @@ import threading
 import time
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "reliability"))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "Tests", "reliability"))
+# Where `make setup-bench` puts beanstalkd, taken out of its package without the unit.
+os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + os.path.join(REPO, ".build", "tools", "bin")
 from loopdtest import Client, LoopdProcess, binary_dir, make_workdir, on_exit, wait_until  # noqa: E402
 
 HOUR_MS = 3_600_000
@@ -366,7 +369,7 @@ def main():
     if 2 * calls > n:
         raise SystemExit("--calls must be at most half of --jobs")
     if not shutil.which("beanstalkd"):
-        raise SystemExit("beanstalkd is not on PATH (apt-get install beanstalkd)")
+        raise SystemExit("beanstalkd is not on PATH (make setup-bench puts it in .build/tools/bin)")
     bindir = binary_dir(args.bin)
     work = make_workdir("beanstalkd-million-")
     rng = random.Random(args.seed)

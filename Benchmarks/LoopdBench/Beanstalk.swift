@@ -14,7 +14,7 @@ final class BeanstalkReference {
     /// Starts beanstalkd; throws (with the reason) when it is not installed.
     static func start(directory: String) throws(BenchError) -> BeanstalkReference {
         guard let binary = Files.which("beanstalkd") else {
-            throw BenchError("beanstalkd not found (apt-get install beanstalkd)")
+            throw BenchError("beanstalkd not found on PATH (make setup-bench puts it in .build/tools/bin)")
         }
         return try BeanstalkReference(binary: binary, directory: directory)
     }

@@ -94,10 +94,14 @@ enum Files {
         return String(path[..<slash])
     }
 
-    /// `name` searched in $PATH (then the usual sbin/bin directories).
+    /// `name` searched in $PATH, then the usual sbin/bin directories, then
+    /// the repository's .build/tools/bin, where `make setup-bench` puts the
+    /// peers it takes out of Debian packages that bring a service.
     static func which(_ name: String) -> String? {
         let path = environmentVariable("PATH") ?? ""
-        let dirs = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        var dirs = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        // here = <repository>/Benchmarks/.build/<triple>/release
+        if let here = executableDirectory() { dirs.append(here + "/../../../../.build/tools/bin") }
         return dirs.lazy.map { $0 + "/" + name }.first(where: isExecutable)
     }
 

@@ -32,7 +32,7 @@ final class RedisReference {
     /// Starts redis-server; nil (with the reason) when it is not installed.
     static func start(directory: String) throws(BenchError) -> RedisReference {
         guard let server = Files.which("redis-server"), let bench = Files.which("redis-benchmark") else {
-            throw BenchError("redis-server / redis-benchmark not found (apt-get install redis-server redis-tools)")
+            throw BenchError("redis-server / redis-benchmark not found on PATH (make setup-bench: redis-tools, and redis-server in .build/tools/bin)")
         }
         return try RedisReference(server: server, benchmark: bench, directory: directory)
     }

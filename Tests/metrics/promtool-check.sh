@@ -7,13 +7,14 @@
 #
 #     Tests/metrics/promtool-check.sh BIN_DIR     (make check-metrics)
 #
-# BIN_DIR holds loopd and loopctl. Needs promtool (Debian: prometheus, in
-# .ci/apt-packages). Prints PASS/FAIL per check and "N passed, M failed".
+# BIN_DIR holds loopd and loopctl. Needs promtool on PATH (`make setup-test`
+# takes it out of Debian's prometheus package into .build/tools/bin, without
+# the server). Prints PASS/FAIL per check and "N passed, M failed".
 set -euo pipefail
 
 bin=${1:?usage: $0 BIN_DIR}
 cd "$(dirname "$0")/../.."
-command -v promtool >/dev/null || { echo "FAIL promtool is not installed (apt-get install prometheus)"; exit 1; }
+command -v promtool >/dev/null || { echo "FAIL promtool is not on PATH (make setup-test puts it in .build/tools/bin)"; exit 1; }
 
 work=$(mktemp -d /tmp/loopd-metrics-XXXXXX)
 pid=""
