@@ -161,3 +161,182 @@ int cloop_pipe(int fds[2]) {
     }
     return 0;
 }
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+/* Landlock's ruleset attributes as of ABI 6 (scopes); Debian 12's headers
+   predate the `scoped` field. */
+struct cloop_landlock_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+
+int cloop_landlock_abi(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+    return abi < 0 ? 0 : (int)abi;
+}
+
+/* Shared by the parent and the child (the child runs in the parent's
+   memory until it executes): the child writes here only when a step
+   fails, then exits. */
+struct contained_start {
+    const cloop_contained_spec *spec;
+    pid_t parent;
+    int failed_step;
+    int error;
+};
+
+/* The child's side. It runs on a stack of its own in the parent's address
+   space, with every signal blocked, while the parent's calling thread
+   waits (CLONE_VFORK); the parent's other threads go on. So it touches
+   nothing but its stack and `start`, and makes plain system calls: glibc's
+   setuid() and friends would broadcast to the parent's threads, whose
+   memory this child shares. */
+static int contained_child(void *arg) {
+    struct contained_start *start = arg;
+    const cloop_contained_spec *spec = start->spec;
+    int step = CLOOP_STEP_SETSID;
+
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < _NSIG; sig++) {
+        /* glibc refuses its own internal signals (EINVAL): nothing to reset. */
+        sigaction(sig, &dfl, NULL);
+    }
+
+    if (syscall(SYS_setsid) < 0) goto fail;
+
+    if (spec->cgroup_procs_fd >= 0) {
+        step = CLOOP_STEP_CGROUP;
+        /* "0" moves the writing process. */
+        if (write(spec->cgroup_procs_fd, "0", 1) != 1) goto fail;
+    }
+
+    if (spec->set_ids) {
+        step = CLOOP_STEP_SETGROUPS;
+        if (syscall(SYS_setgroups, spec->group_count, spec->groups) < 0) goto fail;
+        step = CLOOP_STEP_SETGID;
+        if (syscall(SYS_setresgid, spec->gid, spec->gid, spec->gid) < 0) goto fail;
+        step = CLOOP_STEP_SETUID;
+        if (syscall(SYS_setresuid, spec->uid, spec->uid, spec->uid) < 0) goto fail;
+    }
+    /* A daemon that may switch users holds that capability as an ambient
+       one (a non-root service user); ambient capabilities would pass
+       through execve to the job. */
+    step = CLOOP_STEP_CAPABILITIES;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) goto fail;
+    step = CLOOP_STEP_NO_NEW_PRIVS;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) goto fail;
+    /* After the ids: changing credentials clears the parent-death signal. */
+    step = CLOOP_STEP_PDEATHSIG;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) goto fail;
+    if (syscall(SYS_getppid) != start->parent) { errno = ESRCH; goto fail; }
+
+    if (spec->landlock_scope) {
+        step = CLOOP_STEP_LANDLOCK;
+        struct cloop_landlock_attr attr = { 0, 0, spec->landlock_scope };
+        long ruleset = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+        if (ruleset < 0) goto fail;
+        long rc = syscall(SYS_landlock_restrict_self, (int)ruleset, 0);
+        close((int)ruleset);
+        if (rc < 0) goto fail;
+    }
+
+    step = CLOOP_STEP_CHDIR;
+    if (spec->cwd && chdir(spec->cwd) != 0) goto fail;
+
+    step = CLOOP_STEP_STDIO;
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0) goto fail;
+    if (dup2(spec->stdout_fd, 1) < 0 || dup2(spec->stderr_fd, 2) < 0) goto fail;
+    step = CLOOP_STEP_CLOSE;
+    if (syscall(SYS_close_range, 3, ~0U, 0) < 0) {
+        struct rlimit files;
+        if (getrlimit(RLIMIT_NOFILE, &files) != 0) goto fail;
+        for (rlim_t fd = 3; fd < files.rlim_cur && fd < 1048576; fd++) close((int)fd);
+    }
+
+    /* Last: a descriptor limit below the daemon's open descriptors must not
+       stop the steps above, and lowering a limit needs no privilege. */
+    step = CLOOP_STEP_RLIMIT;
+    for (int i = 0; i < spec->limit_count; i++) {
+        struct rlimit limit = { .rlim_cur = spec->limits[i].soft, .rlim_max = spec->limits[i].hard };
+        if (syscall(SYS_prlimit64, 0, spec->limits[i].resource, &limit, NULL) < 0) goto fail;
+    }
+
+    step = CLOOP_STEP_EXEC;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(spec->path, spec->argv, spec->envp);
+
+fail:
+    start->failed_step = step;
+    start->error = errno ? errno : EINVAL;
+    _exit(127);
+}
+
+int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step) {
+    /* The child's stack: its own mapping, as glibc's posix_spawn uses. */
+    const size_t stack_size = 256 * 1024;
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) { *failed_step = CLOOP_STEP_STACK; return errno; }
+
+    struct contained_start start = { .spec = spec, .parent = getpid(), .failed_step = 0, .error = 0 };
+    /* Every signal blocked across the clone: no handler may run in the
+       child while it shares this memory. The child resets them. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t child = clone(contained_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+    int clone_error = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    munmap(stack, stack_size);
+
+    if (child < 0) { *failed_step = CLOOP_STEP_CLONE; return clone_error; }
+    if (start.failed_step != 0) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        *failed_step = start.failed_step;
+        return start.error;
+    }
+    *pid = child;
+    *failed_step = CLOOP_STEP_NONE;
+    return 0;
+}
+
+int cloop_reap_with_usage(pid_t pid, int *status, struct rusage *usage) {
+    pid_t r;
+    do { r = wait4(pid, status, WNOHANG, usage); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -1;
+    return r == pid ? 1 : 0;
+}
+
+int cloop_ended_without_reaping(pid_t pid, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int r;
+    do { r = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -1;
+    if (info.si_pid != pid) return 0;
+    *status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
+    return 1;
+}

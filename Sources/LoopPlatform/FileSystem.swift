@@ -16,6 +16,9 @@ public enum FileSystem {
         /// if missing: a log that several writers, such as children handed the
         /// descriptor, share without overwriting each other.
         case append
+        /// Write-only, no creation, no truncation: a kernel interface file
+        /// such as a cgroup's, which refuses other opens.
+        case writeOnly
     }
 
     /// open(2) of `path`; the caller closes the descriptor (`Descriptor.close`).
@@ -30,6 +33,8 @@ public enum FileSystem {
             if truncate { flags |= O_TRUNC }
         case .append:
             flags |= O_WRONLY | O_CREAT | O_APPEND
+        case .writeOnly:
+            flags |= O_WRONLY
         }
         return try retryingInterrupts("open", detail: path) { Glibc.open(path, flags, 0o600) }
     }
@@ -51,6 +56,12 @@ public enum FileSystem {
     public static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
+    }
+
+    /// Whether `path` is a directory (stat(2), following links).
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Whether this process may read `path` (access(2), R_OK).

@@ -1,5 +1,11 @@
 import Glibc
 
+/// Whether process `pid` exists (kill(2) with signal 0; a process of
+/// another user that may not be signalled still exists).
+public func processExists(_ pid: pid_t) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
+}
+
 /// The process's real uid.
 public func currentUID() -> UInt32 { getuid() }
 

@@ -56,6 +56,34 @@ public enum SignalPlatform {
         (try? reapIfExited(pid)) ?? nil
     }
 
+    /// What a reaped child used, as wait4(2) reports it: CPU time in
+    /// microseconds and the peak resident set in kilobytes, of the child and
+    /// of the descendants it waited for.
+    public struct ReapedUsage: Sendable, Equatable {
+        public var userMicroseconds: UInt64
+        public var systemMicroseconds: UInt64
+        public var maxResidentKilobytes: UInt64
+    }
+
+    /// Reaps the exited child `pid` without blocking (wait4(2), `WNOHANG`),
+    /// with what it used; nil if it has not exited (or is not ours to reap).
+    public static func reapWithUsage(_ pid: pid_t) -> (status: Int32, usage: ReapedUsage)? {
+        var status: Int32 = 0
+        var usage = rusage()
+        guard cloop_reap_with_usage(pid, &status, &usage) == 1 else { return nil }
+        func us(_ t: timeval) -> UInt64 { UInt64(max(0, t.tv_sec)) * 1_000_000 + UInt64(max(0, t.tv_usec)) }
+        return (status, ReapedUsage(userMicroseconds: us(usage.ru_utime), systemMicroseconds: us(usage.ru_stime),
+                                    maxResidentKilobytes: UInt64(max(0, usage.ru_maxrss))))
+    }
+
+    /// The wait status of child `pid` if it has ended, leaving it unreaped
+    /// (waitid(2), `WNOWAIT`): until `reapWithUsage`, its pid and process
+    /// group id cannot be given to another process. nil while it runs.
+    public static func endedWithoutReaping(_ pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        return cloop_ended_without_reaping(pid, &status) == 1 ? status : nil
+    }
+
     /// Reaps the child `pid` if it has exited (waitpid(2), `WNOHANG`): its
     /// wait status, or nil while it runs. Throws `ECHILD` when `pid` is not
     /// a child of this process, or was reaped already.

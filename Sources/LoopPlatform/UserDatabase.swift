@@ -34,12 +34,59 @@ public enum UserDatabase {
         }
     }
 
+    /// A user's account: what a process that runs as this user is given.
+    public struct Account: Sendable, Equatable {
+        public var name: String
+        public var uid: UInt32
+        /// The primary group.
+        public var gid: UInt32
+
+        public init(name: String, uid: UInt32, gid: UInt32) {
+            self.name = name
+            self.uid = uid
+            self.gid = gid
+        }
+    }
+
+    /// The account of user `name` (getpwnam_r).
+    public static func account(ofUser name: String) -> Result<Account, Failure> {
+        lookUp(name, sizeHint: _SC_GETPW_R_SIZE_MAX) { name, buffer, size in
+            var entry = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            let rc = getpwnam_r(name, &entry, buffer, size, &found)
+            return (rc, found == nil ? nil : Account(name: String(cString: entry.pw_name), uid: entry.pw_uid, gid: entry.pw_gid))
+        }
+    }
+
+    /// The account of uid `uid` (getpwuid_r); `notFound` for a uid without one.
+    public static func account(ofUID uid: UInt32) -> Result<Account, Failure> {
+        lookUp(String(uid), sizeHint: _SC_GETPW_R_SIZE_MAX) { _, buffer, size in
+            var entry = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            let rc = getpwuid_r(uid, &entry, buffer, size, &found)
+            return (rc, found == nil ? nil : Account(name: String(cString: entry.pw_name), uid: entry.pw_uid, gid: entry.pw_gid))
+        }
+    }
+
+    /// The groups user `name` belongs to, `gid` first (getgrouplist(3)):
+    /// what login gives its processes as supplementary groups.
+    public static func groups(ofUser name: String, primary gid: UInt32) -> [UInt32] {
+        var count: Int32 = 32
+        while true {
+            var list = [gid_t](repeating: 0, count: Int(count))
+            let wanted = count
+            if getgrouplist(name, gid, &list, &count) >= 0 { return list.prefix(Int(count)).map { UInt32($0) } }
+            // -1 with `count` raised to what is needed; give up past a sane size.
+            if count <= wanted || count > 65_536 { return [gid] }
+        }
+    }
+
     /// Runs a `get*nam_r` call, growing its string buffer on ERANGE (large
     /// groups have long member lists) up to 1 MiB.
-    private static func lookUp(
+    private static func lookUp<Value>(
         _ name: String, sizeHint: Int,
-        _ call: (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>, Int) -> (Int32, UInt32?)
-    ) -> Result<UInt32, Failure> {
+        _ call: (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>, Int) -> (Int32, Value?)
+    ) -> Result<Value, Failure> {
         var size = max(Int(sysconf(Int32(sizeHint))), 1024)
         while true {
             let (rc, id) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in

@@ -81,8 +81,17 @@ public final class Daemon: @unchecked Sendable {
             log(.warning, message)
         }
         let (fd, boundPath) = try listeningSocket()
-        let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),
-                            journal: journal, log: log, notifier: notifier, metrics: metricsRegistry)
+        let supervisor = ExecSupervisor.make(config, startedAtUnixMs: unixMilliseconds())
+        let actions: [String: any JobAction]
+        do {
+            actions = try Daemon.actionTable(config, extraActions, supervisor: supervisor)
+        } catch {
+            throw DaemonError.containment(error)
+        }
+        logContainment(supervisor)
+        let server = Server(config: config, loop: loop, actions: actions, journal: journal, log: log, notifier: notifier,
+                            metrics: metricsRegistry)
+        server.execSupervisor = supervisor
         self.server = server
         // The spin (server.spin_before_sleeping_us) belongs to this daemon's
         // run, not to the thread's loop: restored when the run ends.
@@ -111,6 +120,30 @@ public final class Daemon: @unchecked Sendable {
         // Job-end records the last batch held, whatever the level lets through below.
         log.flushHeld()
         log(.notice, "loopd stopped")
+    }
+
+    /// Says once how exec jobs are contained here, and removes what a
+    /// loopd killed outright left of its jobs.
+    private func logContainment(_ supervisor: ExecSupervisor) {
+        guard config.actions.values.contains(where: { $0.exec != nil }) else { return }
+        var parts: [String] = []
+        parts.append(config.exec.user.isEmpty ? "exec jobs run as loopd's own user" : "exec jobs run as \(config.exec.user) unless their action names another")
+        if let cgroups = supervisor.cgroups {
+            let controllers = cgroups.controllers.isEmpty ? "no controllers" : cgroups.controllers.sorted().joined(separator: ", ")
+            parts.append("a cgroup each under \(cgroups.root) (\(controllers))")
+            let removed = cgroups.removeLeftovers()
+            if removed > 0 { parts.append("removed \(removed) cgroups left by a loopd that was killed") }
+        } else {
+            parts.append("no job cgroups (\(supervisor.cgroupsUnavailable ?? "unavailable")): a job's tree is its process group")
+        }
+        let abi = Privileges.landlockABI
+        if config.exec.landlock == .off || abi < ChildProcess.LandlockScope.minimumABI {
+            parts.append("no Landlock scopes (\(config.exec.landlock == .off ? "[exec] landlock = \"off\"" : "Landlock ABI \(abi), scopes need 6"))"
+                         + ": jobs running as the same user can signal each other")
+        } else {
+            parts.append("each in a Landlock domain of its own (ABI \(abi))")
+        }
+        log(config.exec.user.isEmpty ? .warning : .notice, parts.joined(separator: "; "))
     }
 
     /// The socket to accept on: given, passed by systemd, or bound here (the
@@ -153,7 +186,7 @@ public final class Daemon: @unchecked Sendable {
         }
         do {
             let fresh = try ConfigLoader.load(path: configPath)
-            server.apply(fresh, actions: Daemon.actionTable(fresh, extraActions))
+            server.apply(fresh, actions: try Daemon.actionTable(fresh, extraActions, supervisor: server.execSupervisor))
         } catch {
             log(.error, "SIGHUP: new configuration refused, keeping the old one: \(error)", id: .reloadFailed)
         }
@@ -170,13 +203,19 @@ public final class Daemon: @unchecked Sendable {
         loop.perform(inModes: [.common]) { server.beginShutdown() }
     }
 
-    static func actionTable(_ config: DaemonConfig, _ extra: [String: any JobAction]) -> [String: any JobAction] {
+    /// The actions jobs may name: the built-ins, the config's exec actions
+    /// contained as this host allows (or the first setting it cannot
+    /// honour), and the embedder's.
+    static func actionTable(_ config: DaemonConfig, _ extra: [String: any JobAction],
+                            supervisor: ExecSupervisor) throws(ExecContainment.Refusal) -> [String: any JobAction] {
+        let containment = try ExecContainment.resolve(config, host: .current(), supervisor: supervisor)
         var table: [String: any JobAction] = [
             "echo": EchoAction(), "noop": NoopAction(), "sleep": SleepAction(), "fail": FailAction(),
         ]
         if config.server.debugActions { table["stall"] = StallAction() }
         for (name, action) in config.actions {
-            if let exec = action.exec { table[name] = ExecAction(name: name, spec: exec) }
+            guard let exec = action.exec, let contained = containment[name] else { continue }
+            table[name] = ExecAction(name: name, spec: exec, containment: contained, supervisor: supervisor)
         }
         for (name, action) in extra { table[name] = action }
         return table
@@ -187,11 +226,18 @@ public final class Daemon: @unchecked Sendable {
 public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case journal(JournalError)
     case listen(PlatformError)
+    /// An exec action's containment this host cannot honour (the key and why).
+    case containment(key: String, reason: String)
+
+    static func containment(_ refusal: ExecContainment.Refusal) -> DaemonError {
+        .containment(key: refusal.key, reason: refusal.reason)
+    }
 
     public var description: String {
         switch self {
         case .journal(let e): "cannot open the journal: \(e)"
         case .listen(let e): "cannot listen: \(e)"
+        case .containment(let key, let reason): "cannot contain exec jobs as configured: \(key): \(reason)"
         }
     }
 }

@@ -8,6 +8,10 @@ import LoopdProtocol
 final class RunningDaemon: @unchecked Sendable {
     let directory: String
     let socketPath: String
+    /// A directory exec children, who run as another user, may write in:
+    /// `directory/children` (0777), in a `directory` they may reach but
+    /// not list (0711).
+    let childDirectory: String
     let daemon: Daemon
     private let thread: Thread
     private let done = DispatchSemaphore(value: 0)
@@ -16,11 +20,18 @@ final class RunningDaemon: @unchecked Sendable {
          log: DaemonLogger = .silent) {
         directory = makeTempDirectory()
         socketPath = directory + "/loopd.sock"
+        childDirectory = directory + "/children"
+        chmod(directory, 0o711)
+        mkdir(childDirectory, 0o777)
+        chmod(childDirectory, 0o777)
         var config = DaemonConfig()
         config.server.socketPath = socketPath
         config.server.stateDirectory = directory + "/state"
         config.journal.fsync = false
         config.workers = [.init(name: "w1"), .init(name: "w2")]
+        // Exec children run as another user than loopd's: as root, nobody;
+        // a loopd that cannot switch users runs them as itself.
+        config.exec.user = getuid() == 0 ? "nobody" : ""
         configure(&config)
         let daemon = Daemon(config: config, log: log)
         register(daemon)

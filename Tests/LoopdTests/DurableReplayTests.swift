@@ -10,19 +10,29 @@ import Testing
     final class DaemonProcess {
         let directory: String
         let socketPath: String
+        /// A directory exec children may write in: `directory/children`.
+        var childDirectory: String { directory + "/children" }
         private var process: Process?
 
         /// A daemon with its state in `directory`, fsync on, workers w1 and
-        /// w2, and `extraConfig` (more TOML tables) after them.
-        init(directory: String, extraConfig: String = "") {
+        /// w2, exec children as `nobody` (with `execConfig`, more keys of
+        /// `[exec]`), and `extraConfig` (more TOML tables) after them.
+        init(directory: String, execConfig: String = "", extraConfig: String = "") {
             self.directory = directory
             socketPath = directory + "/loopd.sock"
+            // Where exec children, who run as nobody, may write (`childDirectory`).
+            chmod(directory, 0o711)
+            mkdir(directory + "/children", 0o777)
+            chmod(directory + "/children", 0o777)
             let config = """
             [server]
             socket = "\(socketPath)"
             state_dir = "\(directory)/state"
             [journal]
             fsync = true
+            [exec]
+            user = "nobody"
+            \(execConfig)
             [[workers]]
             name = "w1"
             [[workers]]

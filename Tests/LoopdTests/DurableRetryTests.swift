@@ -9,14 +9,14 @@ import Testing
 /// resets it nor runs again an attempt whose end was journaled; the
 /// unique-key index is rebuilt from the journal.
 @Suite(.serialized) struct DurableRetryTests {
-    /// A daemon process whose `attempt` action appends a line to `runs`
+    /// A daemon process whose `attempt` action appends a line to `children/runs`
     /// each time it starts, fails its first run, and sleeps in every later
     /// one (long enough to be killed while it runs).
     private func daemon(_ dir: String) -> DurableReplayTests.DaemonProcess {
         let script = #"echo run >> "$0"; [ "$(wc -l < "$0")" -ge 2 ] && exec sleep 30; exit 3"#
         return DurableReplayTests.DaemonProcess(directory: dir, extraConfig: """
             [actions.attempt]
-            argv = ["/bin/sh", "-c", \(quoted(script)), "\(dir)/runs"]
+            argv = ["/bin/sh", "-c", \(quoted(script)), "\(dir)/children/runs"]
             timeout_ms = 60000
             kill_grace_ms = 100
             """)
@@ -27,7 +27,7 @@ import Testing
     }
 
     private func runs(_ dir: String) -> Int {
-        ((try? String(contentsOfFile: dir + "/runs", encoding: .utf8)) ?? "").split(separator: "\n").count
+        ((try? String(contentsOfFile: dir + "/children/runs", encoding: .utf8)) ?? "").split(separator: "\n").count
     }
 
     @Test("retries: a durable job killed in its second attempt resumes at attempt 2 after SIGKILL, with attempt 1's error")

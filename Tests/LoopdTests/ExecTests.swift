@@ -1,4 +1,5 @@
 import Foundation
+import LoopPlatform
 import LoopdProtocol
 import Testing
 @testable import LoopdCore
@@ -29,12 +30,13 @@ import Testing
             config.actions["env"] = exec(["/usr/bin/env"])
             config.actions["fds"] = exec(["/bin/ls", "/proc/self/fd"])
         }, register: { daemon in
-            // Report files go in the test daemon's own directory, removed with it.
-            let reports = (daemon.config.server.stateDirectory as NSString).deletingLastPathComponent
+            // Report files go where the children, who run as another user,
+            // may write: the test daemon's `childDirectory`, removed with it.
+            let reports = (daemon.config.server.stateDirectory as NSString).deletingLastPathComponent + "/children"
             // Writes 4096 bytes, says so, then floods until the timeout stops it.
             let flood = spec(["/bin/sh", "-c", #"head -c 4096 /dev/zero | tr '\0' x; : > "$1"; exec yes 0123456789"#,
                               "flood", reports + "/flooded"]) { $0.outputCapBytes = 1000; $0.timeoutMs = 50 }
-            daemon.register(action: ReportingExec(exec: ExecAction(name: "flood", spec: flood),
+            daemon.register(action: ReportingExec(exec: execAction("flood", flood, daemon.config),
                                                   reported: reports + "/flooded"), named: "flood")
             // Takes SIGTERM with a handler that prints and reports, and goes on.
             let stubborn = spec(["/bin/sh", "-c",
@@ -42,7 +44,7 @@ import Testing
                                  "stubborn", reports + "/installed", reports + "/survived"]) {
                 $0.timeoutMs = 50; $0.killGraceMs = 100
             }
-            daemon.register(action: ReportingExec(exec: ExecAction(name: "stubborn", spec: stubborn),
+            daemon.register(action: ReportingExec(exec: execAction("stubborn", stubborn, daemon.config),
                                                   reported: reports + "/installed", afterSIGTERM: reports + "/survived"),
                             named: "stubborn")
         })
@@ -125,6 +127,20 @@ import Testing
         let fds = try #require(c.call(#"{"id":2,"op":"submit","action":"fds"}"#))
         // ls itself holds 0, 1, 2 and the directory it lists (3).
         #expect(fds["result"]?["stdout"] == "0\n1\n2\n3\n")
+    }
+}
+
+/// `spec` as the daemon of `config` would contain it, for a test's own
+/// wrapper around an exec action (its trees are not among those the
+/// daemon's shutdown waits for).
+func execAction(_ name: String, _ spec: DaemonConfig.Exec, _ config: DaemonConfig) -> ExecAction {
+    let supervisor = ExecSupervisor.make(config, startedAtUnixMs: unixMilliseconds())
+    do {
+        let containment = try ExecContainment.resolve(spec, named: name, defaults: config.exec, host: .current(),
+                                                      supervisor: supervisor)
+        return ExecAction(name: name, spec: spec, containment: containment, supervisor: supervisor)
+    } catch {
+        fatalError("\(name): \(error)")
     }
 }
 

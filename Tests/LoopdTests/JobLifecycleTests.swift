@@ -110,6 +110,8 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
             config.server.socketGroup = nil
             config.server.socketGroupID = nil
             config.journal.fsync = false
+            // The package creates loopd-job; a test machine has nobody.
+            config.exec.user = getuid() == 0 ? "nobody" : ""
         }
     }
 
@@ -230,7 +232,7 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
     func cancelRunningExecEscalatesToSIGKILL() throws {
         let d = RunningDaemon(configure: shell(#"trap 'echo term >> "$1.log"' TERM; : > "$1"; while :; do sleep 0.05; done"#))
         defer { d.stop() }
-        let marker = d.directory + "/ready"
+        let marker = d.childDirectory + "/ready"
         let a = try d.client(), b = try d.client()
         a.send(#"{"id":"run","op":"submit","action":"shell","args":["\#(marker)"],"worker":"w1"}"#)
         #expect(waitForFile(marker))  // the child's TERM handler is installed
@@ -251,7 +253,7 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
     func cancelRunningExecStopsOnSIGTERM() throws {
         let d = RunningDaemon(configure: shell(#": > "$1"; exec sleep 60"#, graceMs: 60_000))
         defer { d.stop() }
-        let marker = d.directory + "/ready"
+        let marker = d.childDirectory + "/ready"
         let a = try d.client(), b = try d.client()
         let ack = try #require(a.call(#"{"id":"run","op":"submit","action":"shell","args":["\#(marker)"],"wait":false}"#))
         let job = try #require(ack["job"]?.stringValue)

@@ -61,7 +61,10 @@ extension Daemon {
 
     /// Applies `config` as a SIGHUP reload would.
     func reload(to config: DaemonConfig) {
-        onMainThread { server in server.apply(config, actions: Daemon.actionTable(config, [:])) }
+        onMainThread { server in
+            // Safe: these configs declare no exec actions, whose containment alone can be refused.
+            server.apply(config, actions: try! Daemon.actionTable(config, [:], supervisor: server.execSupervisor))
+        }
     }
 
     /// The spin of the main loop, then of each worker's loop in order.

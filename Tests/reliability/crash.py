@@ -42,8 +42,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import (Checks, Client, LoopdProcess, binary_dir, make_workdir, section, seeded_random,  # noqa: E402
-                       wait_idle)
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, children_may_write, make_workdir,  # noqa: E402
+                       section, seeded_random, wait_idle)
 
 THREADS = 6
 HEADER = 16  # journal file header bytes
@@ -252,8 +252,7 @@ def main():
     rng = seeded_random()
     checks = Checks("crash")
     work = make_workdir("loopd-crash-")
-    record_file = os.path.join(work, "record.log")
-    open(record_file, "w").close()
+    record_file = children_may_write(os.path.join(work, "record.log"))
     d = LoopdProcess(bindir, work, extra_toml=actions(record_file), fsync=True, workers=2)
     journal = os.path.join(d.state_dir, "journal.log")
     ledger = Ledger()

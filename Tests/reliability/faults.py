@@ -40,8 +40,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import (Checks, Client, LoopdProcess, binary_dir, is_root, make_workdir, on_exit,  # noqa: E402
-                       section, wait_idle, wait_until)
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, children_may_write, is_root, make_workdir,  # noqa: E402
+                       on_exit, section, wait_idle, wait_until)
 
 
 def record_action(record_file):
@@ -98,7 +98,7 @@ def disk_full(bindir, checks):
         checks.skip("disk full", f"mount -t tmpfs failed: {r.stderr.strip()}")
         return
     on_exit(lambda: subprocess.run(["umount", "-l", state], check=False))
-    record_file = os.path.join(work, "record.log")
+    record_file = children_may_write(os.path.join(work, "record.log"))
     d = LoopdProcess(bindir, work, state_dir=state, fsync=True, extra_toml=record_action(record_file))
     checks.check(d.start(), "loopd starts with its state on the tmpfs")
     with Client(d.socket_path) as c:

@@ -59,8 +59,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import (Checks, Client, LoopdProcess, binary_dir, in_child_process, make_workdir, run_threads,  # noqa: E402
-                       section, seeded_random, wait_idle, wait_until)
+from loopdtest import (Checks, Client, LoopdProcess, binary_dir, children_may_write, in_child_process,  # noqa: E402
+                       make_workdir, run_threads, section, seeded_random, wait_idle, wait_until)
 
 WORKERS = ["w1", "w2", "w3", "w4"]
 # What a wait:false acknowledgement may say. PROTOCOL.md promises "queued"
@@ -682,8 +682,7 @@ def main():
     rng = seeded_random()
     checks = Checks("load")
     work = make_workdir("loopd-load-")
-    record_file = os.path.join(work, "record.log")
-    open(record_file, "w").close()
+    record_file = children_may_write(os.path.join(work, "record.log"))
     d = LoopdProcess(bindir, work, extra_toml=config_actions(record_file), fsync=not args.no_fsync,
                      workers=len(WORKERS), journal_extra=f"retention_seconds = {RETENTION_SECONDS}")
     section(f"load: {args.clients} clients, {args.duration:.0f} s (on until {args.target_jobs} jobs, at most "

@@ -137,6 +137,23 @@ def toml_string(s):
     return json.dumps(s)  # a JSON string is a valid TOML basic string for our paths
 
 
+def child_user():
+    """Whom exec children run as: `nobody` when loopd runs as root (it
+    never runs them as itself), else loopd's own user, which a loopd that
+    cannot switch users is told with "" ([exec] user)."""
+    return "nobody" if os.geteuid() == 0 else ""
+
+
+def children_may_write(path):
+    """Creates the file `path` so that exec children, who run as another
+    user, may append to it: the file is 0666 and its directory (a work
+    directory of 0700) becomes 0711, reachable but not listable."""
+    open(path, "a").close()
+    os.chmod(path, 0o666)
+    os.chmod(os.path.dirname(path), 0o711)
+    return path
+
+
 def default_workers(n=2):
     return "\n".join(f'[[workers]]\nname = "w{i + 1}"\n' for i in range(n))
 
@@ -145,7 +162,7 @@ class LoopdProcess:
     """The real loopd binary on a config written into `workdir`."""
 
     def __init__(self, bindir, workdir, extra_toml="", socket_path=None, state_dir=None,
-                 fsync=True, workers=2, server_extra="", limits="", journal_extra=""):
+                 fsync=True, workers=2, server_extra="", limits="", journal_extra="", exec_extra=""):
         self.bindir = bindir
         self.workdir = workdir
         self.socket_path = socket_path or os.path.join(workdir, "loopd.sock")
@@ -165,6 +182,9 @@ log_level = "warning"
 [journal]
 fsync = {"true" if fsync else "false"}
 {journal_extra}
+[exec]
+user = {toml_string(child_user())}
+{exec_extra}
 {default_workers(workers)}
 {extra_toml}
 """)

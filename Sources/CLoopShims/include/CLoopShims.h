@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 /// Kernel calls Swift cannot reach directly: glibc's `syscall` is variadic,
 /// `struct epoll_event` is packed on x86_64, and some calls are declared
@@ -39,6 +40,86 @@ int cloop_spawn(const char *path, char *const argv[], char *const envp[], const 
                 int stdout_fd, int stderr_fd, pid_t *pid);
 /// A CLOEXEC pipe whose read end (fds[0]) is non-blocking.
 int cloop_pipe(int fds[2]);
+
+/// One resource limit for a contained child (setrlimit(2)'s `resource`).
+typedef struct {
+    int resource;
+    uint64_t soft;
+    uint64_t hard;
+} cloop_rlimit;
+
+/// What `cloop_spawn_contained` sets up in the child, in this order, before
+/// it executes `path`: every signal at its default; a session and process
+/// group of its own; the cgroup (`cgroup_procs_fd`, an open cgroup.procs,
+/// or -1); the groups, gid and uid (when `set_ids`), with ambient
+/// capabilities cleared; no new privileges; the parent-death signal
+/// (SIGKILL) and a check that the parent still lives; a Landlock domain
+/// with the `landlock_scope` bits (0: none); the working directory; stdin
+/// from /dev/null, stdout and stderr onto the given descriptors and every
+/// other descriptor closed; the resource limits; an empty signal mask.
+typedef struct {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int stdout_fd;
+    int stderr_fd;
+    int cgroup_procs_fd;
+    const cloop_rlimit *limits;
+    int limit_count;
+    int set_ids;
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    int group_count;
+    uint64_t landlock_scope;
+} cloop_contained_spec;
+
+/// The steps of `cloop_spawn_contained`, for its `failed_step`.
+enum {
+    CLOOP_STEP_NONE = 0,
+    CLOOP_STEP_STACK,
+    CLOOP_STEP_CLONE,
+    CLOOP_STEP_SETSID,
+    CLOOP_STEP_CGROUP,
+    CLOOP_STEP_RLIMIT,
+    CLOOP_STEP_SETGROUPS,
+    CLOOP_STEP_SETGID,
+    CLOOP_STEP_SETUID,
+    CLOOP_STEP_CAPABILITIES,
+    CLOOP_STEP_NO_NEW_PRIVS,
+    CLOOP_STEP_PDEATHSIG,
+    CLOOP_STEP_LANDLOCK,
+    CLOOP_STEP_CHDIR,
+    CLOOP_STEP_STDIO,
+    CLOOP_STEP_CLOSE,
+    CLOOP_STEP_EXEC,
+};
+
+/// Starts a contained child as `spec` says (see `cloop_contained_spec`),
+/// with clone(2) sharing the caller's memory until the child executes (as
+/// posix_spawn does), so a large daemon copies no page tables. Returns 0 and
+/// the child's pid, or an errno and the step that failed (the child, if it
+/// started, has been reaped).
+int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step);
+
+/// The Landlock ABI version this kernel offers (0: none, or disabled).
+int cloop_landlock_abi(void);
+/// Landlock scope bits (ABI 6): abstract Unix sockets and signals of
+/// processes outside the domain are out of reach.
+enum {
+    CLOOP_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1,
+    CLOOP_LANDLOCK_SCOPE_SIGNAL = 2,
+};
+
+/// Whether child `pid` has ended, without reaping it (waitid(2) with
+/// WNOWAIT): 1 and a wait(2)-style `status` if it has, 0 if it still runs,
+/// -1 with errno. The zombie keeps its pid, and so its process group's id,
+/// from being reused until it is reaped.
+int cloop_ended_without_reaping(pid_t pid, int *status);
+/// wait4(2) with WNOHANG for `pid`: 1 and its status and usage if it has
+/// ended (and is now reaped), 0 if it still runs, -1 with errno.
+int cloop_reap_with_usage(pid_t pid, int *status, struct rusage *usage);
 /// malloc_trim(3) (`malloc.h` is not in Swift's Glibc module); 1 if memory was released.
 int cloop_malloc_trim(size_t pad);
 /// malloc_usable_size(3): the bytes the allocation at `pointer` can hold.

@@ -7,7 +7,9 @@ public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
     /// A signal killed it.
     case signalled(Int32)
 
-    init(waitStatus s: Int32) {
+    /// The exit a wait(2) status describes (`WIFEXITED`/`WEXITSTATUS`,
+    /// else `WTERMSIG`).
+    public init(waitStatus s: Int32) {
         let sig = s & 0x7f
         self = sig == 0 ? .exited((s >> 8) & 0xff) : .signalled(sig)
     }

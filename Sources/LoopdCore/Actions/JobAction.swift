@@ -50,14 +50,24 @@ public final class ActionContext: @unchecked Sendable {
     /// `stopReason` (a `cancelled` failure); without it, the job ends
     /// `cancelled` at once (what the action does afterwards is ignored).
     public var onCancel: (() -> Void)?
+    /// Called when loopd stops while the job still runs at the end of the
+    /// shutdown grace (`server.shutdown_grace_ms`). An action that started
+    /// processes sets it and stops them now; the job is not ended (a
+    /// durable one runs again after the restart), so the action must not
+    /// call `complete` afterwards.
+    public var onShutdown: (() -> Void)?
+    /// What the job's processes used, set by the action before `complete`
+    /// when it knows (exec actions do).
+    public var usage: JobUsage?
     /// Why the job is being stopped early, once a timeout or a cancel asked
     /// for it: the error its action should complete with.
     public private(set) var stopReason: ProtocolError?
-    private let finish: (ActionOutcome) -> Void
+    private let finish: (ActionOutcome, JobUsage?) -> Void
     /// Whether `complete` was called.
     public private(set) var isComplete = false
 
-    init(jobID: String, args: [String], loop: Loop, workerName: String, finish: @escaping (ActionOutcome) -> Void) {
+    init(jobID: String, args: [String], loop: Loop, workerName: String,
+         finish: @escaping (ActionOutcome, JobUsage?) -> Void) {
         self.jobID = jobID
         self.args = args
         self.loop = loop
@@ -72,7 +82,8 @@ public final class ActionContext: @unchecked Sendable {
         isComplete = true
         onTimeout = nil
         onCancel = nil
-        finish(outcome)
+        onShutdown = nil
+        finish(outcome, usage)
     }
 
     /// Asks the action to stop early because of `reason` (a timeout or a
@@ -91,5 +102,13 @@ public final class ActionContext: @unchecked Sendable {
     /// A client's `cancel` of the running job.
     func cancel(_ reason: ProtocolError) {
         stop(reason, hook: \.onCancel)
+    }
+
+    /// loopd stops with the job still running: its action's shutdown hook,
+    /// if any. The job stays unended either way.
+    func shutDown() {
+        guard !isComplete, let hook = onShutdown else { return }
+        onShutdown = nil
+        hook()
     }
 }

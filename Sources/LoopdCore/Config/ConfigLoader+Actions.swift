@@ -32,7 +32,7 @@ extension ConfigLoader {
                 throw t.invalid(
                     "argv", "required: \"\(name)\" is not a built-in action (\(builtins)), so it must be an exec action with argv")
             }
-            try t.rejectUnknownKeys(allowed: execKeys + allowKeys)
+            try t.rejectUnknownKeys(allowed: execKeys + containmentKeys + allowKeys)
         }
         var action = DaemonConfig.Action()
         try readAllowLists(t, into: &action)
@@ -61,6 +61,7 @@ extension ConfigLoader {
         if let ms = try t.int("timeout_ms", in: ConfigRanges.timeoutMs) { exec.timeoutMs = ms }
         if let ms = try t.int("kill_grace_ms", in: ConfigRanges.killGraceMs) { exec.killGraceMs = ms }
         if let n = try t.intValue("output_cap_bytes", in: ConfigRanges.outputCapBytes) { exec.outputCapBytes = n }
+        try readContainment(t, into: &exec)
         return exec
     }
 

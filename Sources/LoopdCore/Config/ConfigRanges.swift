@@ -43,6 +43,19 @@ enum ConfigRanges {
     static let killGraceMs: ClosedRange<Int64> = 1...600_000
     /// 0 is allowed: run the program for its exit status only.
     static let outputCapBytes: ClosedRange<Int64> = 0...16_777_216
+    /// 0 is allowed: stop what a job left running as soon as its main process exits.
+    static let outputDrainMs: ClosedRange<Int64> = 0...60_000
+    static let tasksMax: ClosedRange<Int64> = 1...4_194_304
+    /// From 1 MiB: below it not even a shell starts.
+    static let memoryMaxBytes: ClosedRange<Int64> = 1_048_576...(1 << 50)
+    /// Percent of one CPU, from 1% to 1024 CPUs.
+    static let cpuMaxPercent: ClosedRange<Int64> = 1...102_400
+    /// A child needs its three standard streams.
+    static let limitNofile: ClosedRange<Int64> = 3...1_048_576
+    static let limitCPUSeconds: ClosedRange<Int64> = 1...31_536_000
+    /// From 16 MiB: below it a dynamically linked program cannot start.
+    static let limitAddressSpaceBytes: ClosedRange<Int64> = 16_777_216...(1 << 50)
+
     /// uid_t/gid_t without (uid_t)-1, which the kernel uses for "no id".
     static let accountID: ClosedRange<Int64> = 0...4_294_967_294
 }

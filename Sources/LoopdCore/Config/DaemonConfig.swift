@@ -10,6 +10,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var journal = Journal()
     /// `[[workers]]`, in file order; at least one, names unique.
     public var workers: [Worker] = [Worker(name: "w1")]
+    /// `[exec]`: how every exec action's children are contained.
+    public var exec = ExecDefaults()
     /// `[actions.NAME]`: policies for built-in actions and the declared `exec` actions.
     /// An action without an entry follows the default policy (see `permits(action:uid:gid:supplementaryGroups:daemonUID:)`).
     public var actions: [String: Action] = [:]
@@ -142,6 +144,43 @@ public struct DaemonConfig: Sendable, Equatable {
         public var hasExplicitPolicy: Bool { allowAnyUser || allowUsers != nil || allowGroups != nil }
     }
 
+    /// `[exec]`: the containment every exec action's children get, unless
+    /// the action's own keys say otherwise.
+    public struct ExecDefaults: Sendable, Equatable {
+        /// `user`: the account children run as (a name or a uid); its
+        /// primary group and its supplementary groups come with it. "" runs
+        /// them as loopd's own user, which only a loopd that cannot switch
+        /// users may do (see `ExecContainment`).
+        public var user = "loopd-job"
+        /// `cgroup`: whether each job gets a cgroup of its own where loopd can make one.
+        public var cgroup = CgroupMode.auto
+        /// `landlock`: whether each job gets a Landlock domain of its own
+        /// where the kernel offers scopes (Linux 6.12).
+        public var landlock = LandlockMode.auto
+        /// `output_drain_ms`: after a job's main process exits, how long
+        /// output of what it left running is still read before the rest of
+        /// its tree is stopped.
+        public var outputDrainMs: Int64 = 100
+        /// The documented defaults.
+        public init() {}
+
+        /// `cgroup` values.
+        public enum CgroupMode: String, Sendable, Equatable, CaseIterable {
+            /// A cgroup per job under loopd's own, when loopd may make one.
+            case auto
+            /// Never: a job's tree is its process group.
+            case off
+        }
+
+        /// `landlock` values.
+        public enum LandlockMode: String, Sendable, Equatable, CaseIterable {
+            /// A domain per job when the kernel has Landlock scopes.
+            case auto
+            /// Never.
+            case off
+        }
+    }
+
     /// What an `exec` action runs: the keys of its `[actions.NAME]` table besides the allow lists.
     public struct Exec: Sendable, Equatable {
         /// `argv`: the fixed program and arguments; argv[0] is an absolute path. Never a shell.
@@ -158,6 +197,23 @@ public struct DaemonConfig: Sendable, Equatable {
         public var killGraceMs: Int64 = 2_000
         /// `output_cap_bytes`: stdout and stderr are each kept up to this; the rest is discarded.
         public var outputCapBytes = 65_536
+        /// `user`: the account the children run as; nil: `[exec] user`.
+        public var user: String?
+        /// `group`: their primary group (name or gid); nil: the user's.
+        public var group: String?
+        /// `tasks_max`: processes and threads the job's cgroup may hold (`pids.max`).
+        public var tasksMax: Int64?
+        /// `memory_max`: bytes of memory the job's cgroup may use (`memory.max`).
+        public var memoryMaxBytes: Int64?
+        /// `cpu_max`: the share of one CPU the job's cgroup may use, in
+        /// percent (`cpu.max`; 200 is two CPUs).
+        public var cpuMaxPercent: Int64?
+        /// `limit_nofile`: open descriptors per process (`RLIMIT_NOFILE`).
+        public var limitNofile: Int64?
+        /// `limit_cpu_seconds`: CPU seconds per process (`RLIMIT_CPU`).
+        public var limitCPUSeconds: Int64?
+        /// `limit_address_space`: bytes of address space per process (`RLIMIT_AS`).
+        public var limitAddressSpaceBytes: Int64?
         /// An exec of `argv` with the documented defaults for everything else.
         public init(argv: [String]) { self.argv = argv }
     }

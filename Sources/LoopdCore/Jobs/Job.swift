@@ -137,6 +137,12 @@ final class Job: @unchecked Sendable {
         set { updateRecord(newValue != nil) { $0.result = newValue } }
     }
 
+    /// What its processes used (main thread).
+    var usage: JobUsage? {
+        get { record?.usage }
+        set { updateRecord(newValue != nil) { $0.usage = newValue } }
+    }
+
     var error: ProtocolError? {
         get { record?.error }
         set { updateRecord(newValue != nil) { $0.error = newValue } }

@@ -17,11 +17,13 @@ final class JobLane: @unchecked Sendable {
     /// only: it lets a test hold the main loop and still get the reply.
     let writesRepliesAlways = Atomic<Bool>(false)
     /// Ends reported together once the current batch of work is done.
-    private var finishedBatch: [(Job, ActionOutcome)] = []
+    private var finishedBatch: [JobEnd] = []
     private var ready = JobReadyQueue()
     /// The job running now, and when it started (monotonic nanoseconds).
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
     private var pumping = false
+    /// loopd is stopping (`shutDownRunning`): no job starts any more.
+    private var stopping = false
     private var observer: LoopObserver?
     /// When the job that just ended did (Unix milliseconds, monotonic
     /// nanoseconds), while `pump` goes on to the next: that one starts at
@@ -60,6 +62,14 @@ final class JobLane: @unchecked Sendable {
         current.context.cancel(ProtocolError(.cancelled, "job \(job.id) was cancelled by uid \(uid) while it ran"))
     }
 
+    /// loopd stops with a job still running after the shutdown grace: its
+    /// action's shutdown hook (an exec job's tree is stopped). The job is
+    /// not ended; new jobs no longer start.
+    func shutDownRunning() {
+        stopping = true
+        running?.context.shutDown()
+    }
+
     private func admits(_ job: Job, _ mode: Loop.Mode?) -> Bool {
         guard let modes = job.modes else { return true }
         guard let mode else { return false }
@@ -76,7 +86,7 @@ final class JobLane: @unchecked Sendable {
             pumping = false
             handOffAt = nil
         }
-        while running == nil {
+        while running == nil && !stopping {
             let mode = loop.currentMode
             guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
             guard job.claim.start() else { continue }  // cancelled meanwhile
@@ -90,7 +100,7 @@ final class JobLane: @unchecked Sendable {
         handOffAt = nil
         worker.runningJob.jobID = job.id
         let context = ActionContext(jobID: job.id, args: job.args, loop: loop, workerName: worker.name) {
-            [unowned self] outcome in finished(job, outcome)
+            [unowned self] outcome, usage in finished(job, outcome, usage)
         }
         var timeoutTimer: LoopTimer?
         if let ms = job.timeoutMs ?? job.action.defaultTimeoutMs {
@@ -107,7 +117,7 @@ final class JobLane: @unchecked Sendable {
         if let current = running, current.job === job { mailbox.post(.started(job)) }
     }
 
-    private func finished(_ job: Job, _ outcome: ActionOutcome) {
+    private func finished(_ job: Job, _ outcome: ActionOutcome, _ usage: JobUsage?) {
         guard let current = running, current.job === job else { return }
         current.timeout?.invalidate()
         running = nil
@@ -123,7 +133,7 @@ final class JobLane: @unchecked Sendable {
             // Report after the jobs this pass can run, in one hand-off.
             loop.perform(inModes: [.common]) { [unowned self] in reportFinished() }
         }
-        finishedBatch.append((job, outcome))
+        finishedBatch.append(JobEnd(job: job, outcome: outcome, usage: usage))
         pump()
     }
 
@@ -138,8 +148,8 @@ final class JobLane: @unchecked Sendable {
         // An attempt another follows answers nobody: the job's last attempt
         // does. Decided before the post: after it the main thread may
         // already be setting up the next attempt.
-        let answered = done.contains { $0.0.reply != nil && $0.0.willRetry(after: $0.1) }
-            ? done.filter { !$0.0.willRetry(after: $0.1) } : done
+        let answered = done.contains { $0.job.reply != nil && $0.job.willRetry(after: $0.outcome) }
+            ? done.filter { !$0.job.willRetry(after: $0.outcome) } : done
         // Whether the main loop sleeps is read before the post: the post
         // itself wakes it, and would always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
@@ -153,16 +163,16 @@ final class JobLane: @unchecked Sendable {
     /// (a pipelining client's replies of a pass go out together). Returns
     /// the sinks the main loop must flush (without `writeNow`: all of them)
     /// or look at (with it: see `ReplySink.deliver`).
-    private func answer(_ done: [(Job, ActionOutcome)], writeNow: Bool) -> [ReplySink] {
-        guard let first = done.first(where: { $0.0.reply != nil })?.0.reply?.sink else { return [] }
-        if done.allSatisfy({ $0.0.reply == nil || $0.0.reply!.sink === first }) {
+    private func answer(_ done: [JobEnd], writeNow: Bool) -> [ReplySink] {
+        guard let first = done.first(where: { $0.job.reply != nil })?.job.reply?.sink else { return [] }
+        if done.allSatisfy({ $0.job.reply == nil || $0.job.reply!.sink === first }) {
             return deliver(done, to: first, writeNow: writeNow) == .needed || !writeNow ? [first] : []
         }
         // Many clients: each sink's ends, in the order they ended, one write each.
-        var groups: [ObjectIdentifier: [(Job, ActionOutcome)]] = [:]
+        var groups: [ObjectIdentifier: [JobEnd]] = [:]
         var sinks: [ReplySink] = []
         for end in done {
-            guard let sink = end.0.reply?.sink else { continue }
+            guard let sink = end.job.reply?.sink else { continue }
             let key = ObjectIdentifier(sink)
             if groups[key] == nil { sinks.append(sink) }
             groups[key, default: []].append(end)
@@ -171,12 +181,12 @@ final class JobLane: @unchecked Sendable {
     }
 
     /// Encodes (and with `writeNow` writes) the replies among `ends` that go to `sink`.
-    private func deliver(_ ends: [(Job, ActionOutcome)], to sink: ReplySink, writeNow: Bool) -> ReplySink.Attention {
-        let count = ends.count { $0.0.reply?.sink === sink }
+    private func deliver(_ ends: [JobEnd], to sink: ReplySink, writeNow: Bool) -> ReplySink.Attention {
+        let count = ends.count { $0.job.reply?.sink === sink }
         return sink.deliver(count, writeNow: writeNow) { out in
-            for (job, outcome) in ends {
-                guard let reply = job.reply, reply.sink === sink else { continue }
-                JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &out)
+            for end in ends {
+                guard let reply = end.job.reply, reply.sink === sink else { continue }
+                JobReply.write(end.job, endedWith: end.outcome, usage: end.usage, requestID: reply.requestID, into: &out)
             }
         }
     }

@@ -88,6 +88,7 @@ final class SubmitExtras: Sendable {
 /// failed attempts. Main thread only. A waited job's is its `WaitingSubmit`.
 class JobRecord {
     final var result: JSON?
+    final var usage: JobUsage?
     final var error: ProtocolError?
     final var cancelRequestedBy: UInt32?
     final var retry = RetryState()

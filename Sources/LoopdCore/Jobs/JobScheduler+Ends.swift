@@ -18,13 +18,13 @@ extension JobScheduler {
             case .started(let job):
                 move(job, to: .running)
             case .ended(let ends, let repliesWrittenByLane):
-                for (job, outcome) in ends {
-                    if job.willRetry(after: outcome) {
-                        retry(job, after: outcome)
+                for e in ends {
+                    if e.job.willRetry(after: e.outcome) {
+                        retry(e.job, after: e.outcome)
                         continue
                     }
-                    if job.reply != nil { stats.recordReply(byWorker: repliesWrittenByLane) }
-                    end(job, outcome, answeredByLane: true)
+                    if e.job.reply != nil { stats.recordReply(byWorker: repliesWrittenByLane) }
+                    end(e.job, e.outcome, usage: e.usage, answeredByLane: true)
                 }
             case .flush(let sinks):
                 for sink in sinks { sink.endpoint?.replyQueued(unsent: sink.unsentBytes) }
@@ -35,9 +35,12 @@ extension JobScheduler {
     /// Records a job's end: counts, logs and journals it, answers whoever
     /// waits for it (a waited submit unless its lane did: `answeredByLane`),
     /// and retains it for `status`.
-    func end(_ job: Job, _ outcome: ActionOutcome, journaled: Bool = true, answeredByLane: Bool = false) {
+    func end(_ job: Job, _ outcome: ActionOutcome, usage: JobUsage? = nil, journaled: Bool = true,
+             answeredByLane: Bool = false) {
         let end = Job.End(outcome)
         if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
+        job.usage = usage
+        if let usage { job.metrics.used(usage) }
         switch outcome {
         case .success(let result):
             job.result = result
@@ -63,20 +66,21 @@ extension JobScheduler {
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
                                   priority: job.priority == SubmitRequest.defaultPriority ? nil : job.priority,
-                                  attempt: job.retries > 0 ? job.attempt : nil))
+                                  attempt: job.retries > 0 ? job.attempt : nil, usage: usage))
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
-            reply.sink.settle { JobReply.write(job, endedWith: outcome, requestID: reply.requestID, into: &$0) }
+            reply.sink.settle { JobReply.write(job, endedWith: outcome, usage: usage, requestID: reply.requestID, into: &$0) }
         }
         for waiter in waiters.takeAll(of: job.id) {
             waiter.sink.settle { out in
                 switch waiter.kind {
                 case .wait:
-                    JobReply.write(job, endedWith: outcome, requestID: waiter.requestID, into: &out)
+                    JobReply.write(job, endedWith: outcome, usage: usage, requestID: waiter.requestID, into: &out)
                 case .cancel:
                     Self.writeCancelReply(job, cancelled: end == .cancelled, requestID: waiter.requestID, into: &out)
                 case .duplicate:
-                    JobReply.write(job, endedWith: outcome, requestID: waiter.requestID, duplicate: true, into: &out)
+                    JobReply.write(job, endedWith: outcome, usage: usage, requestID: waiter.requestID, duplicate: true,
+                                   into: &out)
                 }
             }
         }

@@ -20,6 +20,7 @@ enum JobStatus {
         times(submitted: job.submittedAtUnixMs, started: started == 0 ? nil : started,
               ended: ended == 0 ? nil : ended, into: &f)
         if includeResult, let result = job.result { f.append(("result", result)) }
+        if let usage = job.usage { f.append(("usage", usage.json)) }
         if let e = job.error { f.append(("error", e.json)) }
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
         retryFields(attempt: job.attempt, retries: job.retries, uniqueKey: job.uniqueKey,

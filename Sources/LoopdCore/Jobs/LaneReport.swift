@@ -11,11 +11,19 @@ enum LaneReport {
     /// Jobs that ended, in the order they ended, with how; the lane writes
     /// the waited ones' replies itself when `repliesWrittenByLane` (the main
     /// loop slept), else leaves them to the main loop.
-    case ended([(Job, ActionOutcome)], repliesWrittenByLane: Bool)
+    case ended([JobEnd], repliesWrittenByLane: Bool)
     /// Sinks the main loop must flush with its batch: the lane encoded
     /// replies there and left them to it, or its own write there left bytes
     /// unsent, failed, or settled a draining connection (which then closes).
     case flush([ReplySink])
+}
+
+/// One job's end as its lane saw it: how its action completed, and what
+/// its processes used when the action knows.
+struct JobEnd {
+    let job: Job
+    let outcome: ActionOutcome
+    let usage: JobUsage?
 }
 
 /// The lanes' reports on their way to the main loop, oldest first. Lanes

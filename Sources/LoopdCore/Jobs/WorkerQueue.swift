@@ -81,6 +81,13 @@ final class WorkerQueue: @unchecked Sendable {
         worker.thread.perform(modes: [.common]) { lane.cancelRunning(job, by: uid) }
     }
 
+    /// loopd is stopping and the shutdown grace has passed: asks the lane
+    /// to stop the processes of its running job (which stays unended).
+    func shutDownRunning() {
+        let lane = self.lane
+        worker.thread.perform(modes: [.common]) { lane.shutDownRunning() }
+    }
+
     /// Sends the pending batch to the worker's loop.
     private func sendBatch() {
         guard !batch.isEmpty else { return }

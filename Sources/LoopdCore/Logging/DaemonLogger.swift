@@ -15,6 +15,10 @@ public enum LogField: String, Sendable, CaseIterable {
     case jobPriority = "JOB_PRIORITY"
     /// Which attempt of a job with `retries` ended (from 1).
     case attempt = "ATTEMPT"
+    /// CPU time (user and system) an exec job's processes used, microseconds.
+    case cpuUsec = "CPU_USEC"
+    /// The most memory an exec job's processes used at once, bytes.
+    case memoryPeak = "MEMORY_PEAK"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and

@@ -21,6 +21,8 @@ struct JobEndRecord {
     var attempt: Int? = nil
     /// For an attempt another follows: the backoff before it.
     var retryInMs: Int64? = nil
+    /// What an exec job's processes used (nil: no CPU_USEC= or MEMORY_PEAK= field).
+    var usage: JobUsage? = nil
 
     /// Whether the job failed or timed out: what an operator is warned of.
     var isFailure: Bool { state == .failed || state == .timedOut }
@@ -49,6 +51,10 @@ struct JobEndRecord {
                                        (.durationUsec, String(durationUsec)), (.result, result), (.clientUID, String(clientUID))]
         if let priority { f.append((.jobPriority, String(priority))) }
         if let attempt { f.append((.attempt, String(attempt))) }
+        if let usage {
+            f.append((.cpuUsec, String(usage.cpuUsec)))
+            if let peak = usage.memoryPeakBytes { f.append((.memoryPeak, String(peak))) }
+        }
         return f
     }
 }

@@ -23,6 +23,9 @@ final class DaemonMetrics {
     static let jobSecondsBuckets: [Double] = [
         0.000_01, 0.000_05, 0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60,
     ]
+    /// Upper bounds (bytes) of the exec jobs' peak memory buckets: from
+    /// 1 MiB (a small tool) to 64 GiB, each four times the one before.
+    static let memoryBytesBuckets: [Double] = (0...8).map { Double(1 << (20 + 2 * $0)) }
     /// Upper bounds (seconds) of the journal's fsync time buckets.
     static let fsyncSecondsBuckets: [Double] = [
         0.000_1, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5,
@@ -156,6 +159,10 @@ final class JobMetrics: Sendable {
     static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled, .expired]
     /// From the start on the worker to the end, of every job that started.
     let runSeconds: ValueHistogram
+    /// CPU time of exec jobs' processes, user and system.
+    private let cpuSeconds: [Counter]
+    /// Peak memory of each exec job's processes.
+    private let memoryPeakBytes: ValueHistogram
 
     init(action: String, worker: WorkerMetrics, registry: PrometheusCollectorRegistry) {
         self.action = action
@@ -173,6 +180,22 @@ final class JobMetrics: Sendable {
             descriptor: DaemonMetrics.name("job", "run", "seconds",
                                            "Time from a job's start on its worker to its end, by action and worker."),
             labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
+        let cpuName = DaemonMetrics.name("job", "cpu_seconds", "total",
+                                         "CPU time exec jobs' processes used, by action, worker and mode (user, system).")
+        cpuSeconds = ["user", "system"].map { mode in
+            registry.makeCounter(descriptor: cpuName, labels: labels + [("mode", mode)])
+        }
+        memoryPeakBytes = registry.makeValueHistogram(
+            descriptor: DaemonMetrics.name("job", "memory_peak", "bytes",
+                                           "The most memory each exec job's processes used at once, by action and worker."),
+            labels: labels, buckets: DaemonMetrics.memoryBytesBuckets)
+    }
+
+    /// Counts what an exec job's processes used (main thread).
+    func used(_ usage: JobUsage) {
+        cpuSeconds[0].increment(by: Double(usage.cpuUserUsec) / 1e6)
+        cpuSeconds[1].increment(by: Double(usage.cpuSystemUsec) / 1e6)
+        if let peak = usage.memoryPeakBytes { memoryPeakBytes.record(Double(peak)) }
     }
 
     /// Counts a job's end (main thread); `state` is one of `endStates`.

@@ -4,21 +4,36 @@ import LoopdProtocol
 
 /// Ordered shutdown. Main thread only.
 extension Server {
-    /// SIGTERM: stop accepting, give running jobs the grace period, then stop.
+    /// SIGTERM: stop accepting, give running jobs the grace period, then
+    /// stop the process trees of exec jobs still running (SIGTERM, SIGKILL
+    /// after their action's `kill_grace_ms`), then stop. Those jobs stay
+    /// unended: a durable one runs again after the restart.
     func beginShutdown() {
         guard state == .running else { return }
         state = .draining
         scheduler.isAccepting = false
         notifier.stopping()
-        // Ask for the grace period plus a margin beyond TimeoutStopSec=.
-        notifier.extendTimeout(microseconds: UInt64(config.server.shutdownGraceMs + 5_000) * 1000)
+        let killGraceMs = config.actions.values.compactMap(\.exec?.killGraceMs).max() ?? 0
+        // Ask for the grace, the trees' kill grace and a margin beyond TimeoutStopSec=.
+        notifier.extendTimeout(microseconds: UInt64(config.server.shutdownGraceMs + killGraceMs + 5_000) * 1000)
         log(.notice, "stopping: no new jobs; waiting up to \(config.server.shutdownGraceMs) ms for running jobs", id: .stopping)
         listener?.close()
         listener = nil
-        let deadline = monotonicNanoseconds() + UInt64(config.server.shutdownGraceMs) * 1_000_000
+        let graceEnds = monotonicNanoseconds() + UInt64(config.server.shutdownGraceMs) * 1_000_000
+        // Past this, trees that ignore even SIGKILL (a process stuck in the
+        // kernel) no longer hold the stop up; their main processes get
+        // SIGKILL again when the workers end (the parent-death signal).
+        let treesEnd = graceEnds + UInt64(killGraceMs + 1_000) * 1_000_000
         let poll = LoopTimer(after: .zero, interval: .milliseconds(20)) { [unowned self] timer in
+            let now = monotonicNanoseconds()
             let running = workers.contains { $0.runningJob.jobID != nil }
-            if !running || monotonicNanoseconds() >= deadline {
+            let trees = execSupervisor.liveTrees
+            if !stoppingTrees && running && now >= graceEnds {
+                stoppingTrees = true
+                log(.notice, "stopping: the grace has passed; stopping the processes of \(trees) running exec jobs")
+                for queue in scheduler.queues { queue.shutDownRunning() }
+            }
+            if !running || (stoppingTrees && (trees == 0 || now >= treesEnd)) {
                 timer.invalidate()
                 finishShutdown()
             }

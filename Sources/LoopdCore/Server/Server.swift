@@ -18,6 +18,10 @@ final class Server: @unchecked Sendable {
     private var nextConnectionID = 1
     var listener: Listener?
     var state = State.running
+    /// The exec jobs' cgroups and live trees (shutdown waits for those).
+    var execSupervisor = ExecSupervisor(cgroups: nil, unavailable: "no exec actions")
+    /// The shutdown grace has passed and the running jobs' trees are being stopped.
+    var stoppingTrees = false
     /// Scratch space for socket reads, shared by all connections (one thread).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var flushQueue: [Connection] = []

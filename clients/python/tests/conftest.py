@@ -75,6 +75,11 @@ log_level = "warning"
 [journal]
 fsync = false
 
+# Exec children never run as loopd's own user: as root, nobody; a loopd
+# that cannot switch users is told to run them as itself.
+[exec]
+user = {json.dumps("nobody" if os.geteuid() == 0 else "")}
+
 {worker_tables}
 [[workers]]
 name = "ops"

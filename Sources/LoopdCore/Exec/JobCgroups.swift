@@ -1,0 +1,121 @@
+import Glibc
+import LoopPlatform
+import Synchronization
+
+/// The cgroups of exec jobs: one per running job, under
+/// `<loopd's own cgroup>/loopd-jobs`, each named `<daemon>.<n>` where
+/// `<daemon>` names this daemon instance (its pid and start time) so that
+/// daemons sharing a cgroup, and leftovers of one that was killed, never
+/// collide. Made at start where loopd may write its own cgroup: under the
+/// shipped unit (`Delegate=yes`), or as root on the unified hierarchy.
+///
+/// Limits (`tasks_max`, `memory_max`, `cpu_max`) need their controllers
+/// enabled down to the job groups. The kernel allows that only for a group
+/// without processes of its own, so when loopd's own group has to pass
+/// controllers on, loopd first moves itself into a leaf beside the jobs
+/// (`loopd-daemon`), as systemd expects of a service that delegates.
+///
+/// Any thread: the counter is atomic, everything else immutable.
+final class JobCgroups: Sendable {
+    /// The parent of every job group.
+    let root: Cgroup
+    /// The controllers enabled for job groups.
+    let controllers: Set<String>
+    private let daemon: String
+    private let counter = Atomic<UInt64>(0)
+
+    private init(root: Cgroup, controllers: Set<String>, daemon: String) {
+        self.root = root
+        self.controllers = controllers
+        self.daemon = daemon
+    }
+
+    /// Where job groups cannot be made, and why: what a config error names.
+    struct Unavailable: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    /// Job groups under this process's own cgroup, with `wanted`
+    /// controllers enabled for them where the host delegates them (those it
+    /// does not are simply left out: a limit that needs one fails at
+    /// `ExecContainment.resolve` with the reason).
+    static func prepare(wanting wanted: Set<String>, daemonStartedAtUnixMs: Int64) -> Result<JobCgroups, Unavailable> {
+        guard let own = Cgroup.ofThisProcess() else {
+            return .failure(Unavailable(reason: "this host has no unified (v2) cgroup hierarchy"))
+        }
+        let root = own.child("loopd-jobs")
+        do {
+            try root.create()
+        } catch {
+            return .failure(Unavailable(reason: "loopd cannot make \(root): \(errnoText(error.errno))"))
+        }
+        var enabled: Set<String> = []
+        let delegated = wanted.intersection(own.availableControllers)
+        if !delegated.isEmpty {
+            enabled = enable(delegated, under: own, jobs: root)
+        }
+        let daemon = "\(processID())-\(String(UInt64(max(0, daemonStartedAtUnixMs)), radix: 36))"
+        return .success(JobCgroups(root: root, controllers: enabled, daemon: daemon))
+    }
+
+    /// Enables `controllers` on `own` and on the jobs' root; returns those
+    /// that reached the job groups.
+    private static func enable(_ controllers: Set<String>, under own: Cgroup, jobs: Cgroup) -> Set<String> {
+        let wanted = controllers.sorted()
+        if !own.enabledControllers.isSuperset(of: controllers) {
+            do {
+                try own.enable(wanted)
+            } catch where error.errno == EBUSY {
+                // Processes sit in `own` itself: move this daemon into a
+                // leaf of its own, then enable.
+                let leaf = own.child("loopd-daemon")
+                guard (try? leaf.create()) != nil, (try? leaf.move(processID())) != nil,
+                      (try? own.enable(wanted)) != nil else { return [] }
+            } catch {
+                return []
+            }
+        }
+        _ = try? jobs.enable(wanted)
+        return jobs.enabledControllers.intersection(controllers)
+    }
+
+    /// A new, empty group for one job, with `limits` written (file, value).
+    func makeGroup(limits: [(file: String, value: String)]) throws(PlatformError) -> Cgroup {
+        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let group = root.child("\(daemon).\(n)")
+        try group.create()
+        for limit in limits {
+            do {
+                try group.write(limit.file, limit.value)
+            } catch {
+                try? group.remove()
+                throw error
+            }
+        }
+        return group
+    }
+
+    /// Kills and removes the job groups of daemons that are gone: what a
+    /// loopd killed outright (SIGKILL, a crash) left behind. A group is
+    /// left alone while the process that made it still runs.
+    func removeLeftovers() -> Int {
+        var removed = 0
+        for name in root.children() {
+            guard let dash = name.firstIndex(of: "-"), let pid = Int32(name[..<dash]),
+                  pid != processID(), !processExists(pid) else { continue }
+            let group = root.child(name)
+            if group.canKill { try? group.kill() }
+            for pid in group.processes() { SignalPlatform.sendSignal(SIGKILL, toProcess: pid) }
+            // The killed take a moment to leave the group (EBUSY until then).
+            for _ in 0..<100 {
+                if (try? group.remove()) != nil {
+                    removed += 1
+                    break
+                }
+                blockThread(milliseconds: 10)
+            }
+        }
+        return removed
+    }
+}
