@@ -34,8 +34,9 @@ let package = Package(
         .target(name: "TOML", swiftSettings: strict),
         .target(
             name: "LoopdClient",
+            // LoopPlatform for its kernel calls: the connect and the SO_PEERCRED check of the server's uid.
             dependencies: [
-                "LoopdProtocol",
+                "LoopdProtocol", "LoopPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
