@@ -9,7 +9,7 @@ import socket
 import struct
 from typing import Optional, Union
 
-from .errors import ServerUIDMismatchError
+from .errors import LoopdConnectionError, ServerUIDMismatchError
 
 #: Where an installed loopd listens: made by systemd (``loopd.socket``) or by
 #: loopd run as root, in a directory only root may write to.
@@ -59,6 +59,10 @@ def check_server(sock: socket.socket, path: str, expected: Optional[int]) -> Non
     (SO_PEERCRED); call it before anything is written."""
     if expected is None:
         return
-    _pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+    try:
+        _pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+    except OSError as e:
+        # Fail closed: a listener whose owner cannot be read is not trusted.
+        raise LoopdConnectionError(f"cannot read the uid behind loopd's socket at {path} (SO_PEERCRED): {e}") from e
     if uid != expected:
         raise ServerUIDMismatchError(path, expected, uid)
