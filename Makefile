@@ -31,7 +31,7 @@ build: setup
 	$(SWIFT) build
 
 ## loopd in the foreground on Config/loopd.toml, socket ./loopd.sock;
-## in another terminal: .build/release/loopctl ping
+## in another terminal: .build/release/loopctl ping --socket ./loopd.sock
 run: setup
 	$(SWIFT) build -c release --product loopctl
 	$(SWIFT) build -c release --product loopd

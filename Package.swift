@@ -34,8 +34,9 @@ let package = Package(
         .target(name: "TOML", swiftSettings: strict),
         .target(
             name: "LoopdClient",
+            // LoopPlatform for its kernel calls: the connect and the SO_PEERCRED check of the server's uid.
             dependencies: [
-                "LoopdProtocol",
+                "LoopdProtocol", "LoopPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -86,9 +87,11 @@ let package = Package(
             path: "Tests/LoopRuntimeTests", swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",
-            dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
+            dependencies: [
+                "LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl", "CThreadCredentials",
+            ],
             swiftSettings: strict),
-        // Per-thread credentials: LoopdClientTests connects as another uid from a thread of its own.
+        // Per-thread credentials: the client tests connect as another uid, and listen as one, from a thread of their own.
         .target(name: "CThreadCredentials", path: "Tests/CThreadCredentials"),
         .testTarget(
             name: "LoopdClientTests",

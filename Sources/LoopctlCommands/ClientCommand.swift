@@ -6,7 +6,7 @@ import LoopdProtocol
 /// exit status. Connecting, sending, `--json` and the failure exit codes
 /// are shared, so every subcommand behaves the same way.
 public protocol ClientCommand: ParsableCommand {
-    /// `--socket` and `--json`.
+    /// `--socket`, `--server-uid` and `--json`.
     var connection: ConnectionOptions { get }
     /// The request's members after `id`, starting with `op`.
     var requestFields: [(String, JSON)] { get }
@@ -35,17 +35,25 @@ extension ClientCommand {
 
     /// Connects, runs the conversation and prints its output.
     public func perform(in context: CommandContext) -> ExitStatus {
-        let path = connection.socketPath(in: context)
-        let output: CommandOutput
-        do {
-            let client = try LoopdClient(path: path)
-            defer { client.close() }
-            output = try converse(with: client, in: context)
-        } catch {
-            output = .failure(error)
-        }
+        let output = outcome(in: context)
         output.write(to: context)
         return output.status
+    }
+
+    private func outcome(in context: CommandContext) -> CommandOutput {
+        let serverUID: ServerUIDOption?
+        do {
+            serverUID = try connection.serverUID(in: context)
+        } catch {
+            return CommandOutput(diagnostic: "loopctl: \(error.message)", status: .usage)
+        }
+        do {
+            let client = try LoopdClient(path: connection.socketPath(in: context), serverUID: serverUID)
+            defer { client.close() }
+            return try converse(with: client, in: context)
+        } catch {
+            return .failure(error)
+        }
     }
 }
 
@@ -76,11 +84,17 @@ public struct CommandOutput: Sendable, Equatable {
     }
 
     /// The answer to a conversation that produced no reply: what went
-    /// wrong (and, when nothing listens, where to point loopctl), exit 3 or 4.
+    /// wrong (and, when nothing listens or the wrong uid does, what to do
+    /// about it), exit 3, 4 or 9.
     public static func failure(_ error: ClientError) -> CommandOutput {
         var message = "loopctl: \(error.description)"
-        if case .cannotConnect = error {
+        switch error {
+        case .cannotConnect:
             message += "\nloopctl: is loopd running? Point at its socket with --socket or \(SocketPath.environmentVariable)."
+        case .serverUIDMismatch:
+            message += "\nloopctl: to trust that uid there, say so with --server-uid or \(ServerUIDOption.environmentVariable)."
+        case .closed, .protocol:
+            break
         }
         return CommandOutput(diagnostic: message, status: ExitStatus(error))
     }

@@ -1,14 +1,13 @@
 import LoopPlatform
 
-/// What a command may touch of its process: the environment, the file
-/// system's "does this exist", its two output streams and the wall clock.
-/// Commands take it as a parameter so tests can run them in-process with a
-/// fake environment, captured output and a fixed time.
+/// What a command may touch of its process: the environment, its two
+/// output streams and the wall clock. Commands take it as a parameter so
+/// tests can run them in-process with a fake environment, captured output
+/// and a fixed time. (No file system: the socket is never chosen by what
+/// happens to exist.)
 public struct CommandContext {
     /// Reads an environment variable.
     public var environment: (String) -> String?
-    /// Whether something exists at a path (used to pick the default socket).
-    public var fileExists: (String) -> Bool
     /// Writes text, verbatim, to standard output.
     public var standardOutput: (String) -> Void
     /// Writes text, verbatim, to standard error.
@@ -19,21 +18,19 @@ public struct CommandContext {
 
     /// Creates a context from its seams; the clock is the real one unless
     /// given.
-    public init(environment: @escaping (String) -> String?, fileExists: @escaping (String) -> Bool,
-                standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void,
+    public init(environment: @escaping (String) -> String?, standardOutput: @escaping (String) -> Void,
+                standardError: @escaping (String) -> Void,
                 currentTimeUnixMs: (() -> Int64)? = nil) {
         self.environment = environment
-        self.fileExists = fileExists
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.currentTimeUnixMs = currentTimeUnixMs ?? unixMilliseconds
     }
 
-    /// The real process: its environment, file system, fd 1 and fd 2.
+    /// The real process: its environment, fd 1 and fd 2.
     public static var process: CommandContext {
         CommandContext(
             environment: environmentVariable,
-            fileExists: FileSystem.exists,
             standardOutput: { writeStandard(1, $0) },
             standardError: { writeStandard(2, $0) })
     }

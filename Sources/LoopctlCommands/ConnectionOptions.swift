@@ -1,13 +1,27 @@
 import ArgumentParser
 
-/// The options every subcommand takes: where the daemon is, and how to print.
+/// The options every subcommand takes: where the daemon is, whom it must
+/// run as, and how to print.
 public struct ConnectionOptions: ParsableArguments {
     /// `--socket PATH`.
     @Option(name: .long, help: ArgumentHelp(
         "The daemon's Unix socket.",
-        discussion: "Default: $LOOPD_SOCKET, else ./loopd.sock if it exists, else /run/loopd.sock.",
+        discussion: """
+            Default: $LOOPD_SOCKET, else /run/loopd.sock. A loopd.sock in the \
+            current directory (make run's) is used only when named: --socket ./loopd.sock.
+            """,
         valueName: "path"))
     public var socket: String?
+
+    /// `--server-uid N|any`.
+    @Option(name: .customLong("server-uid"), help: ArgumentHelp(
+        "The uid that must have made the daemon's socket listen, or 'any'.",
+        discussion: """
+            Checked before anything is sent; a mismatch exits 9. Default: \
+            $LOOPD_SERVER_UID, else 0 at /run/loopd.sock and no check at other paths.
+            """,
+        valueName: "uid|any"))
+    public var serverUID: ServerUIDOption?
 
     /// `--json`: print the daemon's reply line as it is.
     @Flag(name: .long, help: "Print the daemon's raw JSON reply (one line) instead of human output.")
@@ -17,28 +31,55 @@ public struct ConnectionOptions: ParsableArguments {
     public init() {}
 
     /// The socket path to use, by precedence: `--socket`, then `LOOPD_SOCKET`,
-    /// then the default.
+    /// then `/run/loopd.sock`.
     public func socketPath(in context: CommandContext) -> String {
-        SocketPath.resolve(flag: socket, environment: context.environment, fileExists: context.fileExists)
+        SocketPath.resolve(flag: socket, environment: context.environment)
+    }
+
+    /// The uid check to make, by precedence: `--server-uid`, then a
+    /// non-empty `LOOPD_SERVER_UID`; nil for the default (uid 0 at
+    /// `/run/loopd.sock` only). A variable that holds neither a uid nor
+    /// `any` is a usage error, as the same value given to the option is.
+    public func serverUID(in context: CommandContext) throws(ValidationError) -> ServerUIDOption? {
+        if let serverUID { return serverUID }
+        guard let value = context.environment(ServerUIDOption.environmentVariable), !value.isEmpty else { return nil }
+        guard let parsed = ServerUIDOption(argument: value) else {
+            throw ValidationError("\(ServerUIDOption.environmentVariable) must be a uid or 'any', not '\(value)'")
+        }
+        return parsed
     }
 }
 
-/// Where loopctl looks for the daemon.
+/// Where loopctl looks for the daemon: the LoopdClient library's rule
+/// (`LoopdClient.defaultSocketPath`) behind `--socket`.
 public enum SocketPath {
-    /// The environment variable that names the socket.
-    public static let environmentVariable = "LOOPD_SOCKET"
-    /// Where `loopd` run from a checkout puts its socket (the default config's
-    /// relative `socket`), so the README's two-terminal setup needs no flags.
-    public static let workingDirectoryDefault = "./loopd.sock"
-    /// Where the systemd units put it (`RuntimeDirectory=loopd`).
-    public static let systemDefault = "/run/loopd.sock"
-
-    /// `flag` if given, else a non-empty `LOOPD_SOCKET`, else
-    /// `./loopd.sock` when it exists, else `/run/loopd.sock`.
-    public static func resolve(flag: String?, environment: (String) -> String?,
-                               fileExists: (String) -> Bool) -> String {
+    /// `flag` if given and not empty, else a non-empty `LOOPD_SOCKET`, else
+    /// `/run/loopd.sock`. Never a `./loopd.sock` that merely exists.
+    public static func resolve(flag: String?, environment: (String) -> String?) -> String {
         if let flag, !flag.isEmpty { return flag }
-        if let env = environment(environmentVariable), !env.isEmpty { return env }
-        return fileExists(workingDirectoryDefault) ? workingDirectoryDefault : systemDefault
+        return libraryDefault(environment: environment)
+    }
+}
+
+/// What `--server-uid` and `LOOPD_SERVER_UID` take: a uid, or `any` for no
+/// check.
+public enum ServerUIDOption: Sendable, Equatable, ExpressibleByArgument {
+    /// The listener must be this uid.
+    case uid(UInt32)
+    /// No check.
+    case any
+
+    /// The environment variable that sets the check when `--server-uid` is not given.
+    public static let environmentVariable = "LOOPD_SERVER_UID"
+
+    /// `any`, or a uid in decimal; nil for anything else.
+    public init?(argument: String) {
+        if argument == "any" {
+            self = .any
+        } else if let uid = UInt32(argument) {
+            self = .uid(uid)
+        } else {
+            return nil
+        }
     }
 }

@@ -31,6 +31,10 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
     case notAdministrator
     /// 8: the job's expiry passed before it started (`expired`); it never ran.
     case jobExpired
+    /// 9: the daemon's socket was made to listen by another uid than the
+    /// expected one (`--server-uid`, `LOOPD_SERVER_UID`, else 0 at
+    /// `/run/loopd.sock`); nothing was sent.
+    case serverUIDMismatch
     /// 124: the job ran past its timeout (`timeout`), as timeout(1) exits.
     case jobTimedOut
     /// 125: the job was cancelled (`cancelled`).
@@ -53,6 +57,7 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
         case .waitTimedOut: 6
         case .notAdministrator: 7
         case .jobExpired: 8
+        case .serverUIDMismatch: 9
         case .jobTimedOut: 124
         case .jobCancelled: 125
         case .childExited(let status): status
@@ -86,6 +91,7 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
         switch error {
         case .cannotConnect: self = .cannotConnect
         case .closed, .protocol: self = .protocolError
+        case .serverUIDMismatch: self = .serverUIDMismatch
         }
     }
 
@@ -104,11 +110,14 @@ public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
           7      mode was refused: the client is not an administrator of loopd
                  (root, loopd's own user, server.admin_users, admin_groups)
           8      the job expired: it had not started when its expiry passed
+          9      the daemon's socket was made to listen by another uid than
+                 --server-uid (or LOOPD_SERVER_UID, else 0 at /run/loopd.sock)
+                 expects; nothing was sent
           124    the job timed out
           125    the job was cancelled
           128+N  an exec job's child was killed by signal N
 
         A child's own exit status N (1-255) can be one of loopctl's codes
-        (2-8, 124, 125, 128+N); --json prints the reply, which tells exactly.
+        (2-9, 124, 125, 128+N); --json prints the reply, which tells exactly.
         """
 }

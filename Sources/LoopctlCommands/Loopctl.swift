@@ -10,7 +10,11 @@ public struct Loopctl: ParsableCommand {
         abstract: "Talk to loopd: submit jobs, list and wait for them, inspect workers, switch modes.",
         discussion: """
             The daemon's socket is --socket PATH, else $LOOPD_SOCKET, else \
-            ./loopd.sock if it exists, else /run/loopd.sock. Every \
+            /run/loopd.sock; a loopd.sock in the current directory (make run's) \
+            is used only when named (--socket ./loopd.sock). Before sending \
+            anything, loopctl checks which uid made the socket listen: \
+            --server-uid N, else $LOOPD_SERVER_UID, else uid 0 at /run/loopd.sock \
+            and no check at other paths; 'any' turns the check off. Every \
             subcommand prints human output; --json prints the daemon's raw reply \
             line instead (the exit code is the same).
             """ + "\n\n" + ExitStatus.helpText + "\n\n" + "The protocol itself is documented in docs/PROTOCOL.md.",

@@ -8,7 +8,7 @@ extension LoopdClient {
     /// thread those need); from async code use `LoopdClient` itself.
     ///
     /// ```swift
-    /// let client = try LoopdClient.Blocking(socketPath: "loopd.sock")
+    /// let client = try LoopdClient.Blocking(socketPath: LoopdClient.defaultSocketPath)
     /// print(try client.submit("echo", ["hi"]).output ?? "")
     /// ```
     ///
@@ -59,7 +59,7 @@ extension LoopdClient {
         /// Each request gets the next id of the client's own.
         ///
         /// ```swift
-        /// let client = try LoopdClient.Blocking(socketPath: "loopd.sock")
+        /// let client = try LoopdClient.Blocking(socketPath: "./loopd.sock")
         /// let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["200"])])
         /// let quick = client.start(op: "ping")
         /// print(try client.reply(to: quick).ok)   // true, while the sleep still runs

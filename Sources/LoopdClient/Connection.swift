@@ -61,11 +61,12 @@ final class Connection: Sendable {
         self.handler = handler
     }
 
-    /// Opens a connection to `path` on `group`.
-    static func open(path: String, group: any EventLoopGroup, maxInFlight: Int,
+    /// Opens a connection to `path` on `group`, whose listening socket
+    /// must have been made by `expectedUID` (any uid when nil).
+    static func open(path: String, group: any EventLoopGroup, expectedUID: UInt32?, maxInFlight: Int,
                      maxReplyBytes: Int) -> EventLoopFuture<Connection> {
-        connect(path: path, group: group, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes,
-                backlogRetry: .milliseconds(1), backlogDeadline: .now() + backlogPatience)
+        connect(path: path, loop: group.next(), expectedUID: expectedUID, maxInFlight: maxInFlight,
+                maxReplyBytes: maxReplyBytes, backlogRetry: .milliseconds(1), backlogDeadline: .now() + backlogPatience)
     }
 
     /// How long a connect keeps trying while the daemon's listen backlog is
@@ -73,38 +74,52 @@ final class Connection: Sendable {
     /// blocking `connect(2)` would have waited for a place.
     static let backlogPatience: TimeAmount = .seconds(10)
 
-    private static func connect(path: String, group: any EventLoopGroup, maxInFlight: Int, maxReplyBytes: Int,
-                                backlogRetry: TimeAmount, backlogDeadline: NIODeadline) -> EventLoopFuture<Connection> {
-        let loop = group.next()
-        return attempt(path: path, loop: loop, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
+    private static func connect(path: String, loop: any EventLoop, expectedUID: UInt32?, maxInFlight: Int,
+                                maxReplyBytes: Int, backlogRetry: TimeAmount,
+                                backlogDeadline: NIODeadline) -> EventLoopFuture<Connection> {
+        attempt(path: path, loop: loop, expectedUID: expectedUID, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
             .flatMapError { error in
-                guard let io = error as? IOError, io.errnoCode == EAGAIN, .now() + backlogRetry < backlogDeadline else {
+                guard let refused = error as? LoopdError, refused.code == .cannotConnect, refused.errno == EAGAIN,
+                      .now() + backlogRetry < backlogDeadline else {
                     return loop.makeFailedFuture(error)
                 }
                 // Retried after 1, 2, 4 … up to 100 ms.
                 return loop.flatScheduleTask(in: backlogRetry) {
-                    connect(path: path, group: loop, maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes,
-                            backlogRetry: min(backlogRetry * 2, .milliseconds(100)), backlogDeadline: backlogDeadline)
+                    connect(path: path, loop: loop, expectedUID: expectedUID, maxInFlight: maxInFlight,
+                            maxReplyBytes: maxReplyBytes, backlogRetry: min(backlogRetry * 2, .milliseconds(100)),
+                            backlogDeadline: backlogDeadline)
                 }.futureResult
             }
     }
 
-    private static func attempt(path: String, loop: any EventLoop, maxInFlight: Int,
+    private static func attempt(path: String, loop: any EventLoop, expectedUID: UInt32?, maxInFlight: Int,
                                 maxReplyBytes: Int) -> EventLoopFuture<Connection> {
-        // Filled in on the channel's event loop by the initializer and read
-        // there after connecting: a daemon that refuses the connection
-        // (`busy`) may close it before then, handlers and all.
-        let slot = HandlerSlot()
-        return ClientBootstrap(group: loop)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handler = ReplyHandler(maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
-                    slot.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                }
+        // On the loop's thread: the daemon takes the client's uid and gid
+        // from the thread that connects, so a program that runs its event
+        // loop under other credentials connects under those.
+        loop.flatSubmit {
+            let descriptor: Int32
+            do {
+                descriptor = try DaemonSocket.connect(path: path, expectedUID: expectedUID)
+            } catch {
+                return loop.makeFailedFuture(error)
             }
-            .connect(unixDomainSocketPath: path)
-            .map { channel in Connection(channel: channel, handler: slot.handler!) }
+            // Filled in on the channel's event loop by the initializer and
+            // read there once the channel is registered: a daemon that
+            // refuses the connection (`busy`) may close it before then,
+            // handlers and all.
+            let slot = HandlerSlot()
+            return ClientBootstrap(group: loop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = ReplyHandler(maxInFlight: maxInFlight, maxReplyBytes: maxReplyBytes)
+                        slot.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
+                }
+                .withConnectedSocket(descriptor)
+                .map { channel in Connection(channel: channel, handler: slot.handler!) }
+        }
     }
 
     /// Whether the connection is still open (the daemon has not closed it).

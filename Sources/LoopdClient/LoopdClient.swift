@@ -1,11 +1,6 @@
 import NIOCore
 import NIOPosix
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An async client for loopd (docs/PROTOCOL.md) over one Unix socket
 /// connection, on SwiftNIO.
@@ -41,13 +36,20 @@ public final class LoopdClient: Sendable {
         /// call `reconnect()`. A request that was in flight when the
         /// connection closed fails either way: it may or may not have run.
         public var reconnectsAutomatically: Bool
+        /// Which uid must have made the daemon's listening socket, checked
+        /// on every connect before anything is written. Default
+        /// `.automatic`: uid 0 at ``LoopdClient/installedSocketPath``,
+        /// no check elsewhere. A mismatch throws `serverUIDMismatch`.
+        public var serverUID: ServerUID
 
         /// A configuration; the defaults suit most programs.
-        public init(maxInFlight: Int = 1024, maxReplyBytes: Int = 64 << 20, reconnectsAutomatically: Bool = false) {
+        public init(maxInFlight: Int = 1024, maxReplyBytes: Int = 64 << 20, reconnectsAutomatically: Bool = false,
+                    serverUID: ServerUID = .automatic) {
             precondition(maxInFlight > 0, "maxInFlight must be positive")
             self.maxInFlight = maxInFlight
             self.maxReplyBytes = maxReplyBytes
             self.reconnectsAutomatically = reconnectsAutomatically
+            self.serverUID = serverUID
         }
     }
 
@@ -101,7 +103,9 @@ public final class LoopdClient: Sendable {
     }
 
     /// Connects to the daemon at `socketPath` and returns the client.
-    /// Throws `LoopdError` with code `cannotConnect` when nothing accepts there.
+    /// Throws `LoopdError` with code `cannotConnect` when nothing accepts
+    /// there, `serverUIDMismatch` when the socket's listener is not the uid
+    /// `configuration.serverUID` requires.
     public static func connect(socketPath: String, configuration: Configuration = Configuration(),
                                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton)
         async throws -> LoopdClient {
@@ -143,8 +147,9 @@ public final class LoopdClient: Sendable {
                 return eventLoop.makeSucceededFuture(current)
             }
             if let f = s.connecting { return f }
-            let f = Connection.open(path: socketPath, group: eventLoop, maxInFlight: configuration.maxInFlight,
-                                    maxReplyBytes: configuration.maxReplyBytes)
+            let f = Connection.open(path: socketPath, group: eventLoop,
+                                    expectedUID: configuration.serverUID.expectedUID(at: socketPath),
+                                    maxInFlight: configuration.maxInFlight, maxReplyBytes: configuration.maxReplyBytes)
             s.connecting = f
             return f
         }
@@ -262,18 +267,13 @@ public struct RawReply: Sendable, Equatable {
 }
 
 extension LoopdError {
+    /// The error of a failed connect. `DaemonSocket` throws `LoopdError`s
+    /// already (`cannotConnect`, `serverUIDMismatch`); what else can fail is
+    /// NIO adopting the connected descriptor.
     static func cannotConnect(_ path: String, _ error: any Error) -> LoopdError {
         if let error = error as? LoopdError { return error }
         if let io = error as? IOError {
             return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(io)", errno: io.errnoCode)
-        }
-        // Refused before any system call: the path does not fit a socket address.
-        if let address = error as? SocketAddressError, case .unixDomainSocketPathTooLong = address {
-            return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): the path is too long for a Unix socket",
-                              errno: ENAMETOOLONG)
-        }
-        if let channel = error as? ChannelError, case .connectTimeout = channel {
-            return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(channel)", errno: ETIMEDOUT)
         }
         return LoopdError(.cannotConnect, "cannot connect to loopd at \(path): \(error)")
     }

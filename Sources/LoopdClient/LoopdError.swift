@@ -59,6 +59,11 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         /// `submit`'s job may run); its reply, if it comes, is dropped and
         /// the connection stays usable.
         case replyTimedOut
+        /// The daemon's listening socket was made by another uid than the
+        /// configuration's ``LoopdClient/LoopdClient/ServerUID`` requires:
+        /// the client closed the connection without writing to it.
+        /// ``LoopdError/serverUIDMismatch`` names the path and both uids.
+        case serverUIDMismatch
 
         /// The code for one of the protocol's error codes.
         public init(_ code: ErrorCode) {
@@ -106,7 +111,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .shuttingDown: .shuttingDown
             case .busy: .busy
             case .internal: .internal
-            case .unknown, .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut: nil
+            case .unknown, .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut, .serverUIDMismatch: nil
             }
         }
 
@@ -114,14 +119,14 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         /// client's own: a connection error, a reply timeout).
         public var isFromDaemon: Bool {
             switch self {
-            case .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut: false
+            case .cannotConnect, .connectionClosed, .invalidReply, .replyTimedOut, .serverUIDMismatch: false
             default: true
             }
         }
 
         /// The code as the daemon spells it (`queue_full`); the client's
         /// own as `cannot_connect`, `connection_closed`, `invalid_reply`,
-        /// `reply_timed_out`.
+        /// `reply_timed_out`, `server_uid_mismatch`.
         public var description: String {
             switch self {
             case .unknown(let raw): raw
@@ -129,6 +134,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .connectionClosed: "connection_closed"
             case .invalidReply: "invalid_reply"
             case .replyTimedOut: "reply_timed_out"
+            case .serverUIDMismatch: "server_uid_mismatch"
             default: errorCode!.rawValue
             }
         }
@@ -145,6 +151,27 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
     /// `ECONNREFUSED`, `EACCES`, `ENAMETOOLONG` for a path too long for a
     /// Unix socket address, …), when known.
     public var errno: Int32?
+    /// For `serverUIDMismatch`: the socket, the uid required and the uid
+    /// that made its listening socket.
+    public var serverUIDMismatch: ServerUIDMismatch?
+
+    /// Who made the daemon's listening socket, when that is not who the
+    /// client requires.
+    public struct ServerUIDMismatch: Sendable, Hashable {
+        /// The socket the client connected to.
+        public var socketPath: String
+        /// The uid the client's ``LoopdClient/LoopdClient/ServerUID`` requires there.
+        public var expected: UInt32
+        /// The uid of the process that made the socket listen (`SO_PEERCRED`).
+        public var actual: UInt32
+
+        /// A mismatch at `socketPath`.
+        public init(socketPath: String, expected: UInt32, actual: UInt32) {
+            self.socketPath = socketPath
+            self.expected = expected
+            self.actual = actual
+        }
+    }
 
     /// An error with a code and message.
     public init(_ code: Code, _ message: String, job: JobOutcome? = nil, errno: Int32? = nil) {
@@ -152,6 +179,14 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         self.message = message
         self.job = job
         self.errno = errno
+    }
+
+    /// The `serverUIDMismatch` error for `mismatch`, with a message that
+    /// names the path and both uids.
+    public init(mismatch: ServerUIDMismatch) {
+        self.init(.serverUIDMismatch, "refusing the socket at \(mismatch.socketPath): uid \(mismatch.actual) made it listen, "
+                  + "not the expected uid \(mismatch.expected)")
+        serverUIDMismatch = mismatch
     }
 
     /// `code: message`.

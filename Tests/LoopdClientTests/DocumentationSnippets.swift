@@ -55,12 +55,26 @@ func snippet_GettingStarted_1() async throws {
 
 // MARK: GettingStarted, snippet 2
 func snippet_GettingStarted_2() async throws {
-    let job = try await client.submit("echo", ["hello", "world"])
-    print(job.job, job.state, job.output ?? "")   // mwrj646y-14 completed hello world
+    let client = try await LoopdClient.connect(socketPath: LoopdClient.defaultSocketPath)
+    print(client.socketPath)                // /run/loopd.sock, unless LOOPD_SOCKET names another
 }
 
 // MARK: GettingStarted, snippet 3
 func snippet_GettingStarted_3() async throws {
+    // make run's daemon, started by uid 1000.
+    let mine = try await LoopdClient.connect(socketPath: "./loopd.sock",
+                                             configuration: .init(serverUID: .uid(1000)))
+    print(try await mine.ping().pid)
+}
+
+// MARK: GettingStarted, snippet 4
+func snippet_GettingStarted_4() async throws {
+    let job = try await client.submit("echo", ["hello", "world"])
+    print(job.job, job.state, job.output ?? "")   // mwrj646y-14 completed hello world
+}
+
+// MARK: GettingStarted, snippet 5
+func snippet_GettingStarted_5() async throws {
     var options = SubmitOptions(placement: .key("user-7"), timeoutMs: 5_000)
     options.durable = true
     options.priority = 10
@@ -68,16 +82,16 @@ func snippet_GettingStarted_3() async throws {
     print(report.worker ?? "", report.result ?? .null)
 }
 
-// MARK: GettingStarted, snippet 4
-func snippet_GettingStarted_4() async throws {
+// MARK: GettingStarted, snippet 6
+func snippet_GettingStarted_6() async throws {
     let accepted = try await client.submit("report", ["7"], options: .noWait)
     print(accepted.job, accepted.state)     // mwrj646y-15 queued
     let done = try await client.wait(job: accepted.job)
     print(done.state)                       // completed
 }
 
-// MARK: GettingStarted, snippet 5
-func snippet_GettingStarted_5() async throws {
+// MARK: GettingStarted, snippet 7
+func snippet_GettingStarted_7() async throws {
     for try await job in client.allJobs(JobsQuery(states: [.failed], limit: 500)) {
         print(job.job, job.action ?? "?", job.error?.message ?? "")
     }
@@ -87,27 +101,27 @@ func snippet_GettingStarted_5() async throws {
     }
 }
 
-// MARK: GettingStarted, snippet 6
+// MARK: GettingStarted, snippet 8
 struct Tool {
     static func main() async throws {
-        let client = try await LoopdClient.connect(socketPath: "loopd.sock")
+        let client = try await LoopdClient.connect(socketPath: LoopdClient.defaultSocketPath)
         let words = CommandLine.arguments.dropFirst().map { $0 }
         print(try await client.submit("echo", words).output ?? "")
         await client.close()
     }
 }
 
-// MARK: GettingStarted, snippet 7
-func snippet_GettingStarted_7() throws {
-    let client = try LoopdClient.Blocking(socketPath: "loopd.sock")
+// MARK: GettingStarted, snippet 9
+func snippet_GettingStarted_9() throws {
+    let client = try LoopdClient.Blocking(socketPath: LoopdClient.defaultSocketPath)
     let job = try client.submit("echo", ["hi"])
     print(job.output ?? "")                 // hi
     try client.close()
 }
 
-// MARK: GettingStarted, snippet 8
-func snippet_GettingStarted_8() throws {
-    let client = try LoopdClient.Blocking(socketPath: "loopd.sock", replyTimeout: .seconds(10))
+// MARK: GettingStarted, snippet 10
+func snippet_GettingStarted_10() throws {
+    let client = try LoopdClient.Blocking(socketPath: "./loopd.sock", replyTimeout: .seconds(10))
     let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["200"])])
     let quick = client.start(op: "ping")
     print(try client.reply(to: quick).ok)   // true, while the sleep still runs

@@ -1,6 +1,8 @@
+import CThreadCredentials
 import Foundation
 import Glibc
 import LoopdProtocol
+import Synchronization
 
 /// A stand-in for loopd that answers each request line with the lines
 /// `answer` makes of it, exactly as written (a `\n` is added to each): for
@@ -10,8 +12,13 @@ final class ScriptedDaemon: Sendable {
     let socketPath: String
     private let listener: Int32
     private let done = DispatchSemaphore(value: 0)
+    /// Connections accepted and read to their end.
+    private let ended = Shared(0)
 
-    init(answer: @escaping @Sendable (_ request: JSON) -> [String]) throws {
+    /// - Parameter owner: when set, the socket is made to listen by a
+    ///   thread running as this uid (and gid), so clients see that uid
+    ///   behind it (`SO_PEERCRED`). Needs root.
+    init(listeningAs owner: UInt32? = nil, answer: @escaping @Sendable (_ request: JSON) -> [String]) throws {
         socketPath = TestDaemon.makeTempDirectory() + "/scripted.sock"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.listener = listener
@@ -27,16 +34,25 @@ final class ScriptedDaemon: Sendable {
                 bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard bound == 0, listen(listener, 4) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EINVAL) }
-        let done = self.done
+        guard bound == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EINVAL) }
+        let listening = owner.map { cthreadcred_listen_as(listener, 4, $0, $0) } ?? listen(listener, 4)
+        guard listening == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EINVAL) }
+        let (done, ended) = (self.done, self.ended)
         Thread.detachNewThread {
             while case let fd = accept(listener, nil, nil), fd >= 0 {
                 Self.converse(fd, answer)
                 close(fd)
+                ended.update { $0 += 1 }
             }
             done.signal()
         }
     }
+
+    /// How many connections the daemon has read to their end (the client
+    /// closed them, or the answers stopped): after a client closed its
+    /// connection, waiting for this count makes sure every byte it wrote
+    /// has been through `answer`.
+    var connectionsEnded: Int { ended.value }
 
     /// Stops accepting and removes the socket and its directory.
     func stop() {
@@ -61,4 +77,12 @@ final class ScriptedDaemon: Sendable {
             pending.append(contentsOf: buffer[..<n])
         }
     }
+}
+
+/// A value that a stand-in daemon's thread and the test share.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func update(_ body: (inout Value) -> Void) { mutex.withLock { body(&$0) } }
+    var value: Value { mutex.withLock { $0 } }
 }

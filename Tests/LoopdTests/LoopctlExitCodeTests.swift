@@ -132,7 +132,8 @@ struct LoopctlExitCodeTests {
             for row in [
                 "  0      success", "  1      the job failed (job_failed)", "  N      submit/wait of an exec job",
                 "  2      usage error", "  3      cannot connect", "  4      no reply", "  5      the daemon refused",
-                "  6      wait --timeout passed", "  7      mode was refused", "  124    the job timed out", "  125    the job was cancelled",
+                "  6      wait --timeout passed", "  7      mode was refused", "  8      the job expired",
+                "  9      the daemon's socket was made to listen by another uid", "  124    the job timed out", "  125    the job was cancelled",
                 "  128+N  an exec job's child was killed by signal N", "--json prints the reply, which tells exactly",
             ] {
                 #expect(captured.out.contains(row), "\(arguments) lacks \(row)")

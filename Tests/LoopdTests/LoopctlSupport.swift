@@ -1,3 +1,4 @@
+import CThreadCredentials
 import Foundation
 import Testing
 import LoopdProtocol
@@ -15,12 +16,11 @@ final class Captured {
     var out = ""
     var err = ""
 
-    /// A context with this environment, these existing files and, when
-    /// `now` is given, a clock stopped at that Unix millisecond.
-    func context(environment: [String: String] = [:], existing: Set<String> = [], now: Int64? = nil) -> CommandContext {
+    /// A context with this environment and, when `now` is given, a clock
+    /// stopped at that Unix millisecond.
+    func context(environment: [String: String] = [:], now: Int64? = nil) -> CommandContext {
         CommandContext(
             environment: { environment[$0] },
-            fileExists: { existing.contains($0) },
             standardOutput: { self.out += $0 },
             standardError: { self.err += $0 },
             currentTimeUnixMs: now.map { now in { now } })
@@ -74,11 +74,19 @@ final class FakeServer: Sendable {
     let path: String
     private let listener: Int32
     private let done = DispatchSemaphore(value: 0)
+    private let ended = ConnectionCount()
 
-    /// - Parameter refusal: when set, every connection gets this line at
-    ///   once and is closed unread, as loopd does when it is `busy`.
-    init(refusal: String? = nil, handler: @escaping @Sendable (_ request: String, _ held: [String]) -> Answer) throws {
-        path = temporarySocketPath()
+    /// - Parameters:
+    ///   - path: where to listen; by default a new temporary path.
+    ///   - owner: when set, the socket is made to listen by a thread
+    ///     running as this uid (and gid), so clients see that uid behind it
+    ///     (`SO_PEERCRED`). Needs root.
+    ///   - refusal: when set, every connection gets this line at once and
+    ///     is closed unread, as loopd does when it is `busy`.
+    init(path: String? = nil, listeningAs owner: UInt32? = nil, refusal: String? = nil,
+         handler: @escaping @Sendable (_ request: String, _ held: [String]) -> Answer) throws {
+        self.path = path ?? temporarySocketPath()
+        let path = self.path
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(listener >= 0)
         self.listener = listener
@@ -93,13 +101,19 @@ final class FakeServer: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         try #require(bound == 0, "bind \(path): errno \(errno)")
-        try #require(listen(listener, 8) == 0)
-        let done = self.done
+        let listening = owner.map { cthreadcred_listen_as(listener, 8, $0, $0) } ?? listen(listener, 8)
+        try #require(listening == 0, "listen \(path): errno \(errno)")
+        let (done, ended) = (self.done, self.ended)
         Thread.detachNewThread {
-            FakeServer.serve(listener: listener, refusal: refusal, handler: handler)
+            FakeServer.serve(listener: listener, refusal: refusal, ended: ended, handler: handler)
             done.signal()
         }
     }
+
+    /// How many connections the server has read to their end: once a
+    /// client has closed its connection, waiting for this count makes sure
+    /// every line it wrote has been through `handler`.
+    var connectionsEnded: Int { ended.value }
 
     /// Stops accepting, waits for the server thread, removes the socket.
     func stop() {
@@ -116,7 +130,8 @@ final class FakeServer: Sendable {
         return fields.isEmpty ? "{\"id\":\(id)}" : "{\"id\":\(id),\(fields)}"
     }
 
-    private static func serve(listener: Int32, refusal: String?, handler: @Sendable (String, [String]) -> Answer) {
+    private static func serve(listener: Int32, refusal: String?, ended: ConnectionCount,
+                              handler: @Sendable (String, [String]) -> Answer) {
         while true {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
@@ -129,6 +144,7 @@ final class FakeServer: Sendable {
                 converse(fd, handler)
             }
             _ = close(fd)
+            ended.increment()
         }
     }
 
@@ -163,6 +179,14 @@ final class FakeServer: Sendable {
     }
 }
 
+/// A count the fake server's thread raises and tests read.
+final class ConnectionCount: @unchecked Sendable {
+    private let lock = NSLock()  // guards `count`
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
 /// The built loopctl executable, run as a process.
 enum LoopctlBinary {
     /// Where it is: next to the test bundle.
@@ -178,14 +202,24 @@ enum LoopctlBinary {
 
     /// Runs it with `arguments` and a bare environment; its exit status.
     static func run(_ binary: URL, _ arguments: [String]) throws -> Int32 {
+        try outcome(binary, arguments).status
+    }
+
+    /// Runs it with `arguments`, a bare environment plus `environment`, in
+    /// `directory` (the test's own when nil); its exit status and stderr.
+    static func outcome(_ binary: URL, _ arguments: [String], environment: [String: String] = [:],
+                        in directory: String? = nil) throws -> (status: Int32, standardError: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"]
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
         try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return process.terminationStatus
+        return (process.terminationStatus, text)
     }
 }

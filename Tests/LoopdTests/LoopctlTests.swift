@@ -151,20 +151,21 @@ struct LoopctlRequestTests {
         }
     }
 
-    @Test("the socket path: --socket, then LOOPD_SOCKET, then ./loopd.sock if it exists, then /run/loopd")
+    @Test("the socket path: --socket, then LOOPD_SOCKET, then /run/loopd.sock; ./loopd.sock only when named")
     func socketResolutionOrder() throws {
         let env = ["LOOPD_SOCKET": "/env.sock"]
-        let here: Set = ["./loopd.sock"]
-        #expect(SocketPath.resolve(flag: "/flag.sock", environment: { env[$0] }, fileExists: { here.contains($0) }) == "/flag.sock")
-        #expect(SocketPath.resolve(flag: nil, environment: { env[$0] }, fileExists: { here.contains($0) }) == "/env.sock")
-        #expect(SocketPath.resolve(flag: nil, environment: { _ in "" }, fileExists: { here.contains($0) }) == "./loopd.sock")
-        #expect(SocketPath.resolve(flag: nil, environment: { _ in nil }, fileExists: { _ in false }) == "/run/loopd.sock")
+        #expect(SocketPath.resolve(flag: "/flag.sock", environment: { env[$0] }) == "/flag.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { env[$0] }) == "/env.sock")
+        #expect(SocketPath.resolve(flag: "", environment: { env[$0] }) == "/env.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { _ in "" }) == "/run/loopd.sock")
+        #expect(SocketPath.resolve(flag: nil, environment: { _ in nil }) == "/run/loopd.sock")
+        #expect(SocketPath.resolve(flag: "./loopd.sock", environment: { env[$0] }) == "./loopd.sock")
+        #expect(SocketPath.environmentVariable == "LOOPD_SOCKET" && SocketPath.installed == "/run/loopd.sock")
 
         let status: StatusCommand = try parse(["status", "--socket", "/flag.sock", "j"])
-        #expect(status.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/flag.sock")
+        #expect(status.connection.socketPath(in: Captured().context(environment: env)) == "/flag.sock")
         let plain: StatusCommand = try parse(["status", "j"])
-        #expect(plain.connection.socketPath(in: Captured().context(environment: env, existing: here)) == "/env.sock")
-        #expect(plain.connection.socketPath(in: Captured().context(existing: here)) == "./loopd.sock")
+        #expect(plain.connection.socketPath(in: Captured().context(environment: env)) == "/env.sock")
         #expect(plain.connection.socketPath(in: Captured().context()) == "/run/loopd.sock")
     }
 }

@@ -11,6 +11,9 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// The daemon sent something that is not a valid reply.
     case `protocol`(String)
+    /// The socket at `path` was made to listen by uid `actual`, not by the
+    /// `expected` one (`--server-uid`); nothing was sent to it.
+    case serverUIDMismatch(path: String, expected: UInt32, actual: UInt32)
 
     /// A sentence for the user, without the `loopctl:` prefix.
     public var description: String {
@@ -21,6 +24,8 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
             "the daemon closed the connection before replying"
         case .protocol(let message):
             "protocol error: \(message)"
+        case .serverUIDMismatch(let path, let expected, let actual):
+            "refusing the daemon at \(path): uid \(actual) made its socket listen, not the expected uid \(expected)"
         }
     }
 }

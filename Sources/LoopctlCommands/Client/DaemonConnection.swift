@@ -12,6 +12,32 @@ import Glibc
 /// library.
 typealias DaemonConnection = LoopdClient::LoopdClient.Blocking
 
+/// The library's client class, for its static members: the socket rule.
+private typealias Library = LoopdClient::LoopdClient
+
+extension SocketPath {
+    /// The variable that names the socket, `LOOPD_SOCKET`.
+    public static var environmentVariable: String { Library.socketEnvironmentVariable }
+    /// The installed daemon's socket, `/run/loopd.sock`.
+    public static var installed: String { Library.installedSocketPath }
+
+    /// The library's default: a non-empty `LOOPD_SOCKET`, else `/run/loopd.sock`.
+    static func libraryDefault(environment: (String) -> String?) -> String {
+        Library.defaultSocketPath(environment: environment)
+    }
+}
+
+extension Library.ServerUID {
+    /// The library's check for loopctl's option; nil is the library's default.
+    init(_ option: ServerUIDOption?) {
+        switch option {
+        case nil: self = .automatic
+        case .uid(let uid)?: self = .uid(uid)
+        case .any?: self = .any
+        }
+    }
+}
+
 extension DaemonConnection {
     /// The event loop every connection of the process runs on: one thread,
     /// started on first use. (NIO's shared group would start one a core.)
@@ -37,12 +63,15 @@ extension DaemonConnection {
         try? group?.syncShutdownGracefully()
     }
 
-    /// Connects to the daemon at `path` on loopctl's one event loop thread.
-    /// Each call waits at most `replyTimeout` for its reply.
-    static func open(path: String, maxReplyBytes: Int, replyTimeout: Duration?) throws(ClientError) -> DaemonConnection {
+    /// Connects to the daemon at `path` on loopctl's one event loop thread,
+    /// checking the listener's uid as `serverUID` says (nil: the library's
+    /// default). Each call waits at most `replyTimeout` for its reply.
+    static func open(path: String, serverUID: ServerUIDOption?, maxReplyBytes: Int,
+                     replyTimeout: Duration?) throws(ClientError) -> DaemonConnection {
         do {
             return try DaemonConnection(
-                socketPath: path, configuration: .init(maxReplyBytes: maxReplyBytes),
+                socketPath: path,
+                configuration: .init(maxReplyBytes: maxReplyBytes, serverUID: Library.ServerUID(serverUID)),
                 eventLoopGroup: eventLoopGroup, replyTimeout: replyTimeout)
         } catch {
             throw ClientError(error, path: path)
@@ -78,6 +107,11 @@ extension ClientError {
         case .cannotConnect: self = .cannotConnect(path: path, errno: error.errno ?? EIO)
         case .connectionClosed: self = .closed
         case .replyTimedOut: self = .protocol("no reply from the daemon in time")
+        case .serverUIDMismatch:
+            guard let mismatch = error.serverUIDMismatch else {
+                preconditionFailure("the library's serverUIDMismatch error carries the uids")
+            }
+            self = .serverUIDMismatch(path: mismatch.socketPath, expected: mismatch.expected, actual: mismatch.actual)
         default: self = .protocol(error.message)
         }
     }

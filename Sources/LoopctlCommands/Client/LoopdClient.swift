@@ -24,13 +24,18 @@ public final class LoopdClient {
 
     /// Connects to the daemon's socket at `path`.
     ///
-    /// - Parameter receiveTimeoutMs: when set, a wait for a reply longer
-    ///   than this fails with `ClientError.protocol` instead of blocking
-    ///   forever (tests use it; the CLI waits as long as the job takes).
-    public init(path: String, receiveTimeoutMs: Int? = nil) throws(ClientError) {
+    /// - Parameters:
+    ///   - serverUID: the uid that must have made the socket listen; nil
+    ///     for the library's default (uid 0 at `/run/loopd.sock`, no check
+    ///     elsewhere). A mismatch throws `ClientError.serverUIDMismatch`
+    ///     before anything is sent.
+    ///   - receiveTimeoutMs: when set, a wait for a reply longer
+    ///     than this fails with `ClientError.protocol` instead of blocking
+    ///     forever (tests use it; the CLI waits as long as the job takes).
+    public init(path: String, serverUID: ServerUIDOption? = nil, receiveTimeoutMs: Int? = nil) throws(ClientError) {
         self.path = path
         connection = try DaemonConnection.open(
-            path: path, maxReplyBytes: Self.maxReplyBytes,
+            path: path, serverUID: serverUID, maxReplyBytes: Self.maxReplyBytes,
             replyTimeout: receiveTimeoutMs.map { .milliseconds(max(1, $0)) })
     }
 

@@ -8,4 +8,12 @@
 /// a real uid of 0. Returns 0, or -1 with errno set.
 int cthreadcred_set_effective_ids(unsigned int uid, unsigned int gid);
 
+/// Calls listen(2) on the bound socket `fd` from a new thread that runs as
+/// `uid` and `gid`, and waits for that thread to end. The kernel records the
+/// listener's credentials at listen(2) (a connected client reads them with
+/// SO_PEERCRED), so the socket then reports `uid` to every client, while the
+/// rest of the process keeps its own. Needs a real uid of 0. Returns 0, or -1
+/// with errno set.
+int cthreadcred_listen_as(int fd, int backlog, unsigned int uid, unsigned int gid);
+
 #endif

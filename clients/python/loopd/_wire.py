@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Dict, Optional
 
 from .errors import CLOSING_CODES, ConnectionClosedError, LoopdError, error_from_reply
 
-DEFAULT_SOCKET = "/run/loopd.sock"
-
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 _decode = json.JSONDecoder().decode
-
-
-def default_socket_path() -> str:
-    """Where loopctl looks: ``$LOOPD_SOCKET``, else ``./loopd.sock`` if it
-    exists, else ``/run/loopd.sock``."""
-    env = os.environ.get("LOOPD_SOCKET")
-    if env:
-        return env
-    if os.path.exists("loopd.sock"):
-        return "loopd.sock"
-    return DEFAULT_SOCKET
 
 
 def encode(request: Dict[str, Any]) -> bytes:

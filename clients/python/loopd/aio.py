@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
 
 from . import _wire
+from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
 from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, Stats, WorkerInfo,
                     inspect_description, jobs_request, parser, raw_reply, submit_request, workers_list)
@@ -31,11 +32,14 @@ class AsyncClient:
     are made; a reader task matches each reply to its request by id, so
     slow jobs do not hold up fast requests::
 
-        async with AsyncClient("loopd.sock") as c:
+        async with AsyncClient("./loopd.sock") as c:
             replies = await asyncio.gather(*(c.submit("echo", [str(i)]) for i in range(1000)))
 
     Args:
         path: the daemon's socket (default as for :class:`~loopd.Client`).
+        server_uid: the uid that must have made the socket listen (as for
+            :class:`~loopd.Client`: by default 0 at ``/run/loopd.sock``, no
+            check elsewhere; ``"any"``: no check).
         max_in_flight: back-pressure: at most this many requests await
             their replies at once (default :data:`DEFAULT_MAX_IN_FLIGHT`,
             1024); further calls wait for a free slot instead of buffering
@@ -53,11 +57,14 @@ class AsyncClient:
     until :meth:`reconnect`.
     """
 
-    def __init__(self, path: Optional[str] = None, *, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-                 timeout: Optional[float] = None, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
+    def __init__(self, path: Optional[str] = None, *, server_uid: ServerUID = None,
+                 max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, timeout: Optional[float] = None,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
-        self.path = path or _wire.default_socket_path()
+        self.path = path or default_socket_path()
+        self.server_uid = server_uid
+        self._expected_uid = expected_server_uid(self.path, server_uid)
         self.max_in_flight = max_in_flight
         self.timeout = timeout
         self.max_reply_bytes = max_reply_bytes
@@ -85,9 +92,18 @@ class AsyncClient:
             reader, writer = await asyncio.open_unix_connection(self.path, limit=self.max_reply_bytes)
         except OSError as e:
             raise LoopdConnectionError(f"cannot connect to loopd at {self.path}: {e}") from e
+        sock = writer.get_extra_info("socket")
+        try:
+            check_server(sock, self.path, self._expected_uid)
+        except BaseException:
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except Exception:
+                pass
+            raise
         self._reader, self._writer = reader, writer
         self._closed = self._fatal = None
-        sock = writer.get_extra_info("socket")
         self._spare = sock.dup() if sock is not None else None
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_in_flight)

@@ -11,6 +11,7 @@ from typing import (Any, Callable, Dict, Generic, Iterable, Iterator, List, Opti
                     Union)
 
 from . import _wire
+from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
 from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, Stats, WorkerInfo,
                     inspect_description, jobs_request, parser, raw_reply, submit_request, workers_list)
@@ -24,13 +25,19 @@ _READ = 262144
 class Client:
     """A blocking connection to loopd.
 
-    >>> with Client("loopd.sock") as c:
+    >>> with Client("./loopd.sock") as c:
     ...     c.submit("echo", ["hello"]).result
     {'output': 'hello'}
 
     Args:
-        path: the daemon's socket; default ``$LOOPD_SOCKET``, else
-            ``./loopd.sock`` if it exists, else ``/run/loopd.sock``.
+        path: the daemon's socket; default :func:`~loopd.default_socket_path`:
+            ``$LOOPD_SOCKET``, else ``/run/loopd.sock`` (never a
+            ``loopd.sock`` of the working directory that is not named).
+        server_uid: the uid that must have made the socket listen, checked
+            on every connect before anything is written
+            (:class:`~loopd.ServerUIDMismatchError` otherwise): ``None``, the
+            default, requires uid 0 at ``/run/loopd.sock`` and checks nothing
+            at other paths; a uid requires that uid; ``"any"`` checks nothing.
         timeout: seconds to wait for a reply (for a pipeline: for all of
             them) before :class:`~loopd.ClientTimeoutError`; ``None`` waits
             as long as the job takes. A late reply is dropped; the
@@ -47,9 +54,11 @@ class Client:
     new connection.
     """
 
-    def __init__(self, path: Optional[str] = None, *, timeout: Optional[float] = None,
+    def __init__(self, path: Optional[str] = None, *, server_uid: ServerUID = None, timeout: Optional[float] = None,
                  connect_timeout: Optional[float] = 5.0, connect: bool = True) -> None:
-        self.path = path or _wire.default_socket_path()
+        self.path = path or default_socket_path()
+        self.server_uid = server_uid
+        self._expected_uid = expected_server_uid(self.path, server_uid)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._sock: Optional[socket.socket] = None
@@ -75,6 +84,11 @@ class Client:
             except OSError as e:
                 sock.close()
                 raise LoopdConnectionError(f"cannot connect to loopd at {self.path}: {e}") from e
+            try:
+                check_server(sock, self.path, self._expected_uid)
+            except BaseException:
+                sock.close()
+                raise
             sock.settimeout(self.timeout)
             self._sock, self._buf, self._closed, self._fatal = sock, b"", None, None
 

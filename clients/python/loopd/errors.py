@@ -14,9 +14,10 @@ The three codes that describe a job that ran and did not complete
 and carry the job's fields (``job``, ``state``, ``worker``, ``result``).
 
 Problems with the connection itself are :class:`LoopdConnectionError`
-(cannot connect, :class:`ConnectionClosedError` when the daemon went away)
-and :class:`ClientTimeoutError` when a reply did not come within the
-client's timeout; none of them has a protocol code.
+(cannot connect, :class:`ConnectionClosedError` when the daemon went away),
+:class:`ClientTimeoutError` when a reply did not come within the client's
+timeout, and :class:`ServerUIDMismatchError` when the socket's listener is
+not the uid the client requires; none of them has a protocol code.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "LoopdConnectionError",
     "ConnectionClosedError",
     "ClientTimeoutError",
+    "ServerUIDMismatchError",
     "BadRequestError",
     "UnknownOpError",
     "UnknownActionError",
@@ -127,6 +129,27 @@ class ConnectionClosedError(LoopdConnectionError):
 class ClientTimeoutError(LoopdError, builtins.TimeoutError):
     """No reply within the client's timeout. The request may still be
     carried out; its late reply is dropped and the connection stays usable."""
+
+
+class ServerUIDMismatchError(LoopdError):
+    """The daemon's listening socket was made by another uid than the client
+    requires (its ``server_uid``: by default 0 at ``/run/loopd.sock``). The
+    client closed the connection without writing to it. Not a
+    :class:`LoopdConnectionError`: connecting again reaches the same socket.
+
+    Attributes:
+        path: the socket.
+        expected_uid: the uid the client requires there.
+        actual_uid: the uid of the process that made the socket listen
+            (SO_PEERCRED).
+    """
+
+    def __init__(self, path: str, expected_uid: int, actual_uid: int) -> None:
+        super().__init__(f"refusing the socket at {path}: uid {actual_uid} made it listen, "
+                         f"not the expected uid {expected_uid}")
+        self.path = path
+        self.expected_uid = expected_uid
+        self.actual_uid = actual_uid
 
 
 # (code, class name, "job" for JobError else "request", doc), in the order of
