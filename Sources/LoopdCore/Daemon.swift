@@ -66,6 +66,13 @@ public final class Daemon: @unchecked Sendable {
         let notifier = Notifier(environment: environment)
         log(.notice, "loopd \(Server.version) starting", id: .started)
 
+        // Drawn at every start: job ids must not be guessable from one another (`JobIDCodec`).
+        let jobIDKey: JobIDKey
+        do {
+            jobIDKey = try JobIDKey.random()
+        } catch {
+            throw DaemonError.randomness(error)
+        }
         let journal: JobJournal
         do {
             journal = try JobJournal(directory: config.server.stateDirectory, fsync: config.journal.fsync,
@@ -82,7 +89,7 @@ public final class Daemon: @unchecked Sendable {
         }
         let (fd, boundPath) = try listeningSocket()
         let server = Server(config: config, loop: loop, actions: Daemon.actionTable(config, extraActions),
-                            journal: journal, log: log, notifier: notifier, metrics: metricsRegistry)
+                            journal: journal, log: log, jobIDKey: jobIDKey, notifier: notifier, metrics: metricsRegistry)
         self.server = server
         // The spin (server.spin_before_sleeping_us) belongs to this daemon's
         // run, not to the thread's loop: restored when the run ends.
@@ -187,11 +194,14 @@ public final class Daemon: @unchecked Sendable {
 public enum DaemonError: Error, Sendable, CustomStringConvertible {
     case journal(JournalError)
     case listen(PlatformError)
+    /// The kernel's random generator could not be read for the job ids' key.
+    case randomness(PlatformError)
 
     public var description: String {
         switch self {
         case .journal(let e): "cannot open the journal: \(e)"
         case .listen(let e): "cannot listen: \(e)"
+        case .randomness(let e): "cannot draw the job ids' key: \(e)"
         }
     }
 }

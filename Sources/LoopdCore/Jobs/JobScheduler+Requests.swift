@@ -129,21 +129,18 @@ extension JobScheduler {
                 && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
                 && (states.map { $0.contains(job.visibleState()) } ?? true)
         }
-        let next: JSON = more ? .string(encodeCursor(jobs[jobs.count - 1].sequence)) : .null
+        let next: JSON = more ? .string(jobIDs.codec.cursor(after: jobs[jobs.count - 1].sequence)) : .null
         let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
         r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
     }
 
-    /// A cursor names this run of the daemon and a submission sequence, so
-    /// one from an earlier run is refused instead of paging wrongly.
-    private func encodeCursor(_ sequence: UInt64) -> String {
-        jobIDs.runPrefix + "/" + String(sequence, radix: 36)
-    }
-
+    /// The sequence a cursor continues after: enciphered like the ids
+    /// (`JobIDCodec`), so it tells nobody how many jobs were submitted
+    /// before, and one from an earlier run (another key) is refused
+    /// instead of paging wrongly.
     private func decodeCursor(_ cursor: String) -> UInt64? {
-        let prefix = jobIDs.runPrefix + "/"
-        guard cursor.hasPrefix(prefix) else { return nil }
-        return UInt64(cursor.dropFirst(prefix.count), radix: 36)
+        guard let sequence = jobIDs.codec.sequence(ofCursor: cursor), sequence <= jobIDs.lastSequence else { return nil }
+        return sequence
     }
 
     /// Answers `forbidden` and returns false unless the requester may see
