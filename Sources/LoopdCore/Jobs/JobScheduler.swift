@@ -162,6 +162,9 @@ final class JobScheduler: @unchecked Sendable {
         if jobID == nil { try checkRetryLimits(s) }
         let modes = Job.loopModes(s.mode)
         let queue = try place(s.placement, modes: modes)
+        if queue.worker.placement == .explicit {
+            try checkExplicitWorker(queue.worker.name, owner: owner)
+        }
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
             throw ProtocolError(.queueFull, "worker \(queue.worker.name) has \(queue.outstanding) jobs queued, the limit")
         }
@@ -212,6 +215,15 @@ final class JobScheduler: @unchecked Sendable {
         case .key(let key):
             return automatic[Int(fnv1a(key) % UInt64(automatic.count))]
         }
+    }
+
+    /// Refuses a job on an explicit worker from a peer its allow lists and
+    /// the administrators' leave out (`DaemonConfig.permits(worker:…)`).
+    private func checkExplicitWorker(_ name: String, owner: JobOwner) throws(ProtocolError) {
+        guard !config.permits(worker: name, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                              daemonUID: daemonUID) else { return }
+        throw ProtocolError(.forbidden, "uid \(owner.uid) may not place jobs on worker \"\(name)\": an explicit worker "
+            + "takes jobs only from administrators and from its allow_users and allow_groups")
     }
 
     /// Holds a job until the next journal commit.
