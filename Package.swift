@@ -86,9 +86,11 @@ let package = Package(
             path: "Tests/LoopRuntimeTests", swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",
-            dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl"],
+            dependencies: ["LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl",
+                           "CThreadCredentials"],
             swiftSettings: strict),
-        // Per-thread credentials: LoopdClientTests connects as another uid from a thread of its own.
+        // Per-thread credentials: LoopdClientTests and LoopdTests (UserIsolationTests) connect as
+        // other uids from threads of their own.
         .target(name: "CThreadCredentials", path: "Tests/CThreadCredentials"),
         .testTarget(
             name: "LoopdClientTests",

@@ -9,3 +9,7 @@ int cthreadcred_set_effective_ids(unsigned int uid, unsigned int gid) {
     if (syscall(SYS_setresgid, -1, gid, -1) != 0) return -1;
     return syscall(SYS_setresuid, -1, uid, -1) == 0 ? 0 : -1;
 }
+
+int cthreadcred_clear_groups(void) {
+    return syscall(SYS_setgroups, 0, (void *)0) == 0 ? 0 : -1;
+}
