@@ -91,7 +91,8 @@ let package = Package(
                 "LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl", "CThreadCredentials",
             ],
             swiftSettings: strict),
-        // Per-thread credentials: the client tests connect as another uid, and listen as one, from a thread of their own.
+        // Per-thread credentials: the client tests connect as another uid, and listen as one, and
+        // LoopdTests (UserIsolationTests) connect as other uids, each from a thread of its own.
         .target(name: "CThreadCredentials", path: "Tests/CThreadCredentials"),
         .testTarget(
             name: "LoopdClientTests",

@@ -69,6 +69,12 @@ public enum FileSystem {
         access(path, R_OK) == 0
     }
 
+    /// Whether this process may make and remove entries in the directory
+    /// `path` (access(2), W_OK and X_OK).
+    public static func isWritableDirectory(_ path: String) -> Bool {
+        access(path, W_OK | X_OK) == 0
+    }
+
     /// Whether this process may execute `path` (access(2), X_OK).
     public static func isExecutable(_ path: String) -> Bool {
         access(path, X_OK) == 0

@@ -66,6 +66,13 @@ public final class Daemon: @unchecked Sendable {
         let notifier = Notifier(environment: environment)
         log(.notice, "loopd \(Server.version) starting", id: .started)
 
+        // Drawn at every start: job ids must not be guessable from one another (`JobIDCodec`).
+        let jobIDKey: JobIDKey
+        do {
+            jobIDKey = try JobIDKey.random()
+        } catch {
+            throw DaemonError.randomness(error)
+        }
         let journal: JobJournal
         do {
             journal = try JobJournal(directory: config.server.stateDirectory, fsync: config.journal.fsync,
@@ -89,8 +96,8 @@ public final class Daemon: @unchecked Sendable {
             throw DaemonError.containment(error)
         }
         logContainment(supervisor)
-        let server = Server(config: config, loop: loop, actions: actions, journal: journal, log: log, notifier: notifier,
-                            metrics: metricsRegistry)
+        let server = Server(config: config, loop: loop, actions: actions, journal: journal, log: log, jobIDKey: jobIDKey,
+                            notifier: notifier, metrics: metricsRegistry)
         server.execSupervisor = supervisor
         self.server = server
         // The spin (server.spin_before_sleeping_us) belongs to this daemon's
@@ -232,12 +239,15 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     static func containment(_ refusal: ExecContainment.Refusal) -> DaemonError {
         .containment(key: refusal.key, reason: refusal.reason)
     }
+    /// The kernel's random generator could not be read for the job ids' key.
+    case randomness(PlatformError)
 
     public var description: String {
         switch self {
         case .journal(let e): "cannot open the journal: \(e)"
         case .listen(let e): "cannot listen: \(e)"
         case .containment(let key, let reason): "cannot contain exec jobs as configured: \(key): \(reason)"
+        case .randomness(let e): "cannot draw the job ids' key: \(e)"
         }
     }
 }

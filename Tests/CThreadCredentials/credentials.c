@@ -42,3 +42,7 @@ int cthreadcred_listen_as(int fd, int backlog, unsigned int uid, unsigned int gi
     if (call.result != 0) errno = call.error;
     return call.result;
 }
+
+int cthreadcred_clear_groups(void) {
+    return syscall(SYS_setgroups, 0, (void *)0) == 0 ? 0 : -1;
+}

@@ -26,8 +26,9 @@ struct ForbiddenTests {
         let mode = await loopdError { try await stranger.mode(worker: "w1", mode: "maintenance") }
         #expect(mode?.code == .forbidden && mode?.code.isFromDaemon == true && mode?.job == nil)
         #expect(mode?.message.contains("may not switch worker modes") == true, "\(String(describing: mode))")
-        #expect(await loopdError { _ = try await stranger.status(job: parked.job) }?.code == .forbidden)
-        #expect(await loopdError { try await stranger.cancel(job: parked.job) }?.code == .forbidden)
+        // Another user's job does not exist for it: unknown_job, as an id never given out gets.
+        #expect(await loopdError { _ = try await stranger.status(job: parked.job) }?.code == .unknownJob)
+        #expect(await loopdError { try await stranger.cancel(job: parked.job) }?.code == .unknownJob)
         let raw = try await stranger.send(op: "mode", [("worker", "w1"), ("mode", "maintenance")])
         #expect(raw.error?.code == .forbidden && raw.json["error"]?["code"] == "forbidden")
         // Refused, not cut off: what every client may do still works.

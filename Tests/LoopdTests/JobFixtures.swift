@@ -16,10 +16,12 @@ final class JobFixture {
                             mailbox: LaneMailbox(mainLoop: loop) {}, mainLoop: loop, metrics: metrics)
     }
 
-    /// A new job, the next in submission order.
-    func job(_ id: String, _ request: SubmitRequest = SubmitRequest(action: "echo"), submittedAt: Int64 = 0) -> Job {
-        sequence += 1
-        return Job(id: id, sequence: sequence, request: request, kind: queue.kind(of: request.action, EchoAction(), in: metrics),
+    /// A new job, the next in submission order (or at `sequence`, which
+    /// must come after every earlier job's).
+    func job(_ id: String, _ request: SubmitRequest = SubmitRequest(action: "echo"), submittedAt: Int64 = 0,
+             sequence: UInt64? = nil) -> Job {
+        self.sequence = sequence ?? self.sequence + 1
+        return Job(id: id, sequence: self.sequence, request: request, kind: queue.kind(of: request.action, EchoAction(), in: metrics),
                    origin: .submitted(JobSubmitter(JobOwner(uid: 0, gid: 0))), acceptedAt: 0, submittedAtUnixMs: submittedAt)
     }
 

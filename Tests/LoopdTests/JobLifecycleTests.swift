@@ -56,7 +56,8 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let fixture = JobFixture()
             let job = fixture.job("j1")
-            let scheduler = JobScheduler(config: DaemonConfig(), loop: .current, actions: [:], journal: nil, log: .silent)
+            let scheduler = JobScheduler(config: DaemonConfig(), loop: .current, actions: [:], journal: nil, log: .silent,
+                                         jobIDKey: JobIDKey(1, 2))
             scheduler.move(job, to: .running)  // accepted -> running skips the queue
         }
     }

@@ -7,25 +7,26 @@ import Testing
     /// Bug job-ids-outgrow-inline-strings (found by the 10-minute soak):
     /// a decimal counter made ids 16 bytes from the millionth job on, each
     /// one a heap allocation kept by the retained window and the journal.
+    /// Opaque ids are 13 base-36 digits for every sequence a run can reach.
     @Test func jobIDsOutgrowInlineStrings_idsStayWithinFifteenBytes() {
-        let startedAt: Int64 = 1_795_350_371_000  // 2026-11-22 in Unix ms
-        var ids = JobIDGenerator(startedAtUnixMs: startedAt)
+        var ids = JobIDGenerator(key: JobIDKey(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210))
         var seen = Set<String>()
         for _ in 0..<10_000 { #expect(seen.insert(ids.next().id).inserted) }
-        #expect(seen.allSatisfy { $0.utf8.count <= 15 })
-        // The 36^6-th id is the last of six counter digits.
-        let prefix = String(UInt64(startedAt), radix: 36) + "-"
-        #expect(prefix.utf8.count == 9)
-        #expect((prefix + String(UInt64(2_176_782_335), radix: 36)).utf8.count == 15)
-        #expect(ids.next() == (10_001, prefix + String(10_001, radix: 36)))
+        #expect(seen.allSatisfy { $0.utf8.count == 13 })
+        #expect(ids.codec.id(of: JobIDCodec.maxSequence).utf8.count == 13)
+        #expect(ids.next() == (10_001, ids.codec.id(of: 10_001)))
         // A replayed job keeps its id and takes the next sequence.
         #expect(ids.next(keeping: "old-7") == (10_002, "old-7") && ids.accepted == 10_002)
     }
 
-    @Test func idsOfDifferentStartsDiffer() {
-        var a = JobIDGenerator(startedAtUnixMs: 1_795_350_371_000)
-        var b = JobIDGenerator(startedAtUnixMs: 1_795_350_371_001)
-        #expect(a.next().id != b.next().id)
+    /// Ids stay unique across restarts: a new id that an earlier run's job
+    /// still answers to is passed over, and its sequence goes to no job.
+    @Test func aNewIDThatAnEarlierRunsJobHoldsIsPassedOver() {
+        var ids = JobIDGenerator(key: JobIDKey(7, 11))
+        let taken = ids.codec.id(of: 1)
+        let (sequence, id) = ids.next { $0 == taken }
+        #expect(sequence == 2 && id == ids.codec.id(of: 2))
+        #expect(ids.accepted == 1 && ids.lastSequence == 2)
     }
 
     /// The table forgets the oldest ended job first, keeps exactly its

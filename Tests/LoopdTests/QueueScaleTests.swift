@@ -83,8 +83,8 @@ import Testing
     @Test func tableFindsGeneratedAndReplayedIDs() {
         let fixture = JobFixture()
         defer { fixture.stop() }
-        var ids = JobIDGenerator(startedAtUnixMs: 1_795_350_371_000)
-        var table = JobTable(retainedCapacity: 1, idPrefix: ids.runPrefix)
+        var ids = JobIDGenerator(key: JobIDKey(3, 5))
+        var table = JobTable(retainedCapacity: 1, ids: ids.codec)
         var jobs: [Job] = []
         // Sequences 1…6: replayed ids (arriving out of order) and ids of this run.
         for k in 0..<6 {
@@ -97,8 +97,8 @@ import Testing
         table.sealOtherIDs()
         #expect(table.count == 6)
         for job in jobs { #expect(table[job.id] === job) }
-        #expect(table[ids.runPrefix + "1"] == nil)  // sequence 1 is "old-9"
-        #expect(table["old-1"] == nil && table[ids.runPrefix + "zz"] == nil && table["nope"] == nil)
+        #expect(table[ids.codec.id(of: 1)] == nil)  // sequence 1 is "old-9"
+        #expect(table["old-1"] == nil && table[ids.codec.id(of: 99)] == nil && table["nope"] == nil)
         // Forgotten jobs are not found; the newest retained one is.
         for job in jobs { _ = table.retain(job) }
         #expect(table.count == 1 && table[jobs[5].id] === jobs[5])

@@ -188,16 +188,22 @@ def action_policy(bindir, checks):
     checks.check(all(results[a].get("ok") is True for a in ("rootonly", "fornobody", "forgroup"))
                  and (results["fail"].get("error") or {}).get("code") == "job_failed",
                  "root may run every action", str(results))
-    # PROTOCOL.md, status: a job's status and cancel belong to its
-    # submitter's uid (and root's, and the daemon's).
+    # PROTOCOL.md, error codes: a job's status and cancel belong to its
+    # submitter's uid (and the administrators'); to anyone else the job
+    # does not exist, answered as an id never given out is.
     job = results["rootonly"].get("job")
-    r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "s", "op": "status", "job": job})
-    rep = (r.get("replies") or [{}])[0]
-    checks.check((rep.get("error") or {}).get("code") == "forbidden" and "result" not in rep,
-                 "nobody may not read the status of root's job", str(rep))
-    r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "c", "op": "cancel", "job": job})
-    rep = (r.get("replies") or [{}])[0]
-    checks.check((rep.get("error") or {}).get("code") == "forbidden", "nobody may not cancel root's job", str(rep))
+    missing = "0000000000000"
+    r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "s", "op": "status", "job": job},
+                {"id": "s", "op": "status", "job": missing})
+    rep = r.get("replies") or [{}, {}]
+    checks.check((rep[0].get("error") or {}).get("code") == "unknown_job" and "result" not in rep[0]
+                 and rep[0] == rep[1], "nobody may not read the status of root's job: unknown_job, as a missing id",
+                 str(rep))
+    r = as_user(NOBODY_CLEAN, d.socket_path, {"id": "c", "op": "cancel", "job": job},
+                {"id": "c", "op": "cancel", "job": missing})
+    rep = r.get("replies") or [{}, {}]
+    checks.check((rep[0].get("error") or {}).get("code") == "unknown_job" and rep[0] == rep[1],
+                 "nobody may not cancel root's job: unknown_job, as a missing id", str(rep))
     checks.check(d.terminate() == 0, "loopd stops cleanly")
 
 

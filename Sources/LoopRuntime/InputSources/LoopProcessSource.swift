@@ -24,8 +24,8 @@ public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A version-1 source that fires once when a child process exits, through a
-/// pidfd; it reaps the child and invalidates itself. Signals sent through it
-/// cannot hit a recycled pid.
+/// pidfd; it reaps the child (unless made with `init(leavingZombie:order:_:)`) and
+/// invalidates itself. Signals sent through it cannot hit a recycled pid.
 public final class LoopProcessSource: @unchecked Sendable {
     /// The child's process id.
     public let pid: Int32
@@ -34,7 +34,21 @@ public final class LoopProcessSource: @unchecked Sendable {
 
     /// Watches child `pid` (which must be a child of this process, not yet
     /// reaped); `handler` runs on the loop's thread with its exit.
-    public init(pid: Int32, order: Int = 0, _ handler: @escaping @Sendable (ProcessExit) -> Void) throws(PlatformError) {
+    public convenience init(pid: Int32, order: Int = 0, _ handler: @escaping @Sendable (ProcessExit) -> Void) throws(PlatformError) {
+        try self.init(pid: pid, order: order, reaping: true) { status in handler(ProcessExit(waitStatus: status)) }
+    }
+
+    /// Watches child `pid` without reaping it: `handler` runs on the loop's
+    /// thread with its exit, and the child stays a zombie until the caller
+    /// reaps it (waitpid(2) or wait4(2)). Until then its pid, and the id of
+    /// a process group it leads, cannot be given to another process, so the
+    /// group can still be signalled safely.
+    public convenience init(leavingZombie pid: Int32, order: Int = 0,
+                            _ handler: @escaping @Sendable (ProcessExit) -> Void) throws(PlatformError) {
+        try self.init(pid: pid, order: order, reaping: false) { status in handler(ProcessExit(waitStatus: status)) }
+    }
+
+    private init(pid: Int32, order: Int, reaping: Bool, _ handler: @escaping @Sendable (Int32) -> Void) throws(PlatformError) {
         self.pid = pid
         let fd = try SignalPlatform.openPidFD(pid)
         self.fd = fd
@@ -42,9 +56,10 @@ public final class LoopProcessSource: @unchecked Sendable {
         core = KernelSource(fd: fd, interest: .readable, order: order, closesDescriptor: true,
                             label: { "process source pid = \(pid)" },
                             handler: { _, _ in
-                                guard let status = SignalPlatform.reap(pid) else { return }
+                                let ended = reaping ? SignalPlatform.reap(pid) : SignalPlatform.endedWithoutReaping(pid)
+                                guard let status = ended else { return }
                                 owner.value?.invalidate()
-                                handler(ProcessExit(waitStatus: status))
+                                handler(status)
                             })
         owner.value = self
         core.adopt(owner: self)

@@ -1,12 +1,44 @@
 
 extension Loop: CustomStringConvertible {
+    /// How much a description of the loop tells (`describe(_:)`).
+    public enum DescriptionDetail: Sendable {
+        /// Everything: the heap address of the loop and of each item, and
+        /// each kernel source's label (its descriptor, a child's pid).
+        case full
+        /// The same dump without what could point at the work the items
+        /// belong to: no addresses (items are told apart by their place in
+        /// each list) and no kernel source labels. For an audience that may
+        /// see the loop's shape but not whose work runs in it.
+        case anonymous
+    }
+
+    /// The loop's state in the shape of Core Foundation's run-loop dump,
+    /// in full (`describe(.full)`).
+    public var description: String { describe(.full) }
+
     /// The loop's state in the shape of Core Foundation's run-loop dump:
     /// current mode, common modes, common-mode items, then per mode its
-    /// sources, timers (next fire date) and observers (activities, order).
-    public var description: String {
+    /// sources, timers (next fire date) and observers (activities, order);
+    /// with addresses and labels as `detail` says.
+    public func describe(_ detail: DescriptionDetail) -> String {
         let onLoopThread = isCurrentThread
+        let full = detail == .full
+        func name(_ kind: String, _ object: AnyObject) -> String { full ? "<\(kind) \(hexAddress(object))>" : "<\(kind)>" }
+        func describe(_ s: LoopSource) -> String {
+            "\(name("LoopSource", s)) {signalled = \(s.isSignalled ? "Yes" : "No"), valid = \(s.isValid ? "Yes" : "No"), order = \(s.order), version = 0}"
+        }
+        func describe(_ k: KernelSource) -> String {
+            "\(name("LoopSource", k)) {valid = \(k.isValid ? "Yes" : "No"), order = \(k.order), version = 1\(full ? ", \(k.label())" : "")}"
+        }
+        func describe(_ t: LoopTimer) -> String {
+            let interval = t.interval.map { "\($0)" } ?? "one-shot"
+            return "\(name("LoopTimer", t)) {valid = \(t.isValid ? "Yes" : "No"), interval = \(interval), tolerance = \(t.tolerance), next fire date = \(t.fireDate?.description ?? "none")}"
+        }
+        func describe(_ o: LoopObserver) -> String {
+            "\(name("LoopObserver", o)) {valid = \(o.isValid ? "Yes" : "No"), activities = 0x\(String(o.activities.rawValue, radix: 16)) (\(o.activities)), repeats = \(o.repeats ? "Yes" : "No"), order = \(o.order)}"
+        }
         return lock.withLock {
-            var out = "<Loop \(hexAddress(self))> {thread = \(threadID)\(isMain ? " (main)" : ""), "
+            var out = "\(name("Loop", self)) {thread = \(threadID)\(isMain ? " (main)" : ""), "
             out += "wakeUps = \(wakeUpCount), isWaiting = \(isWaiting)\n"
             out += "current mode = \(runningMode?.rawValue ?? "(none)"),\n"
             out += "common modes = {\n"
@@ -42,23 +74,6 @@ extension Loop: CustomStringConvertible {
             out += "}}"
             return out
         }
-    }
-
-    private func describe(_ s: LoopSource) -> String {
-        "<LoopSource \(hexAddress(s))> {signalled = \(s.isSignalled ? "Yes" : "No"), valid = \(s.isValid ? "Yes" : "No"), order = \(s.order), version = 0}"
-    }
-
-    private func describe(_ k: KernelSource) -> String {
-        "<LoopSource \(hexAddress(k))> {valid = \(k.isValid ? "Yes" : "No"), order = \(k.order), version = 1, \(k.label())}"
-    }
-
-    private func describe(_ t: LoopTimer) -> String {
-        let interval = t.interval.map { "\($0)" } ?? "one-shot"
-        return "<LoopTimer \(hexAddress(t))> {valid = \(t.isValid ? "Yes" : "No"), interval = \(interval), tolerance = \(t.tolerance), next fire date = \(t.fireDate?.description ?? "none")}"
-    }
-
-    private func describe(_ o: LoopObserver) -> String {
-        "<LoopObserver \(hexAddress(o))> {valid = \(o.isValid ? "Yes" : "No"), activities = 0x\(String(o.activities.rawValue, radix: 16)) (\(o.activities)), repeats = \(o.repeats ? "Yes" : "No"), order = \(o.order)}"
     }
 }
 

@@ -1,4 +1,5 @@
-/// `[[workers]]`: at least one, names unique and usable on a command line.
+/// `[[workers]]`: at least one, names unique and usable on a command line;
+/// an explicit worker's allow lists read as an action's are.
 extension ConfigLoader {
     static func readWorkers(_ root: ConfigTable) throws(ConfigError) -> [DaemonConfig.Worker] {
         guard let tables = try root.tables("workers") else {
@@ -13,7 +14,7 @@ extension ConfigLoader {
         var workers: [DaemonConfig.Worker] = []
         var firstIndex: [String: Int] = [:]
         for (index, t) in tables.enumerated() {
-            try t.rejectUnknownKeys(allowed: ["name", "mode", "placement"])
+            try t.rejectUnknownKeys(allowed: ["name", "mode", "placement"] + allowKeys)
             guard let name = try t.string("name", nonEmpty: false) else {
                 throw t.invalid("name", "required")
             }
@@ -41,6 +42,7 @@ extension ConfigLoader {
                 }
                 worker.placement = p
             }
+            try readAllowLists(t, into: &worker)
             workers.append(worker)
         }
         // `any` and `key` need somewhere to go.
@@ -48,6 +50,24 @@ extension ConfigLoader {
             throw root.invalid("workers", "at least one worker must have placement = \"auto\" (jobs placed by any or key go there)")
         }
         return workers
+    }
+
+    /// `allow_users` / `allow_groups` of a worker: the same entries as an
+    /// action's (names resolved now, `"*"` for everyone), and only on an
+    /// explicit worker: an automatic one takes the jobs `any` and `key`
+    /// place from everyone, so a list there would promise what it cannot keep.
+    static func readAllowLists(_ t: ConfigTable, into worker: inout DaemonConfig.Worker) throws(ConfigError) {
+        var lists = DaemonConfig.Action()
+        try readAllowLists(t, into: &lists)
+        guard lists.hasExplicitPolicy else { return }
+        guard worker.placement == .explicit else {
+            let key = lists.allowUsers != nil ? "allow_users" : "allow_groups"
+            throw t.invalid(key, "only a worker with placement = \"explicit\" takes allow lists; "
+                + "an auto worker runs the jobs any and key place there for every user")
+        }
+        worker.allowUsers = lists.allowUsers ?? []
+        worker.allowAnyUser = lists.allowAnyUser
+        worker.allowGroups = lists.allowGroups ?? []
     }
 
     /// Worker, mode and action names travel in JSON, journald fields and

@@ -101,12 +101,22 @@ public struct DaemonConfig: Sendable, Equatable {
         public var mode = "default"
         /// `placement`: whether jobs placed by `any` or by `key` may land here.
         public var placement = Placement.auto
+        /// `allow_users` of an explicit worker: uids (integers, or user names
+        /// resolved at load) that may name it, besides the administrators.
+        public var allowUsers: [UInt32] = []
+        /// True when `allow_users = ["*"]`: every peer that can connect may name it.
+        public var allowAnyUser = false
+        /// `allow_groups` of an explicit worker: gids (integers, or group
+        /// names resolved at load) whose members, by primary or
+        /// supplementary group, may name it.
+        public var allowGroups: [UInt32] = []
 
         /// Which jobs a worker takes.
         public enum Placement: String, Sendable, Equatable {
             /// Jobs that name it, and jobs placed by `any` or `key`.
             case auto
-            /// Only jobs that name it (`worker`): a lane kept for an operator.
+            /// Only jobs that name it (`worker`): a lane kept for an operator,
+            /// taking jobs from administrators and its allow lists only.
             case explicit
         }
 

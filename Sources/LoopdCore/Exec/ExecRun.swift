@@ -36,8 +36,7 @@ final class ExecRun: @unchecked Sendable {
     private var stderr = CappedBuffer()
     private var pipes: [LoopFileDescriptorSource?] = [nil, nil]
     private var openPipes = 2
-    private var exitWatch: LoopFileDescriptorSource?
-    private var pidfd: Int32 = -1
+    private var exitWatch: LoopProcessSource?
     private var killTimer: LoopTimer?
     private var drainTimer: LoopTimer?
     /// A timeout or a cancel signalled the tree while the main process ran:
@@ -68,8 +67,7 @@ final class ExecRun: @unchecked Sendable {
             loop.add(source, forMode: .common)
         }
         do {
-            pidfd = try SignalPlatform.openPidFD(child.pid)
-            let watch = LoopFileDescriptorSource(fileDescriptor: pidfd, interest: .readable) { [self] _ in mainExited() }
+            let watch = try LoopProcessSource(leavingZombie: child.pid) { [self] exit in mainExited(exit) }
             exitWatch = watch
             loop.add(watch, forMode: .common)
         } catch {
@@ -114,15 +112,11 @@ final class ExecRun: @unchecked Sendable {
         openPipes -= 1
     }
 
-    /// The pidfd is readable: the main process has ended. It is left a
-    /// zombie (see the type's comment) and its output drained.
-    private func mainExited() {
-        guard case .running = phase, let status = SignalPlatform.endedWithoutReaping(child.pid) else { return }
-        exitWatch?.invalidate()
-        exitWatch = nil
-        Descriptor.close(pidfd)
-        pidfd = -1
-        phase = .draining(ProcessExit(waitStatus: status))
+    /// The main process has ended. It is left a zombie (see the type's
+    /// comment) and its output drained.
+    private func mainExited(_ exit: ProcessExit) {
+        guard case .running = phase else { return }
+        phase = .draining(exit)
         if openPipes == 0 {
             finish()
             return

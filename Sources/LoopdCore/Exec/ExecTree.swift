@@ -14,25 +14,28 @@ struct ExecTree {
     let leader: pid_t
     let cgroup: Cgroup?
 
-    /// SIGTERM to every process of the tree: the group, and each process
-    /// of the cgroup (a descendant may have left the group with setsid).
+    /// SIGTERM to every process of the tree, once each: those of the
+    /// cgroup (a descendant that left the process group with setsid
+    /// included), else those of the process group.
     func terminate() {
-        ChildProcess.signalGroup(leader, SIGTERM)
-        if let cgroup {
-            for pid in cgroup.processes() { SignalPlatform.sendSignal(SIGTERM, toProcess: pid) }
+        guard let cgroup else {
+            ChildProcess.signalGroup(leader, SIGTERM)
+            return
         }
+        for pid in cgroup.processes() { SignalPlatform.sendSignal(SIGTERM, toProcess: pid) }
     }
 
     /// SIGKILL to every process of the tree: `cgroup.kill` where the
     /// kernel has it (processes forking meanwhile included), else each
-    /// process of the cgroup; and the group.
+    /// process of the cgroup, else the process group.
     func kill() {
-        if let cgroup {
-            if !cgroup.canKill || (try? cgroup.kill()) == nil {
-                for pid in cgroup.processes() { SignalPlatform.sendSignal(SIGKILL, toProcess: pid) }
-            }
+        guard let cgroup else {
+            ChildProcess.signalGroup(leader, SIGKILL)
+            return
         }
-        ChildProcess.signalGroup(leader, SIGKILL)
+        if !cgroup.canKill || (try? cgroup.kill()) == nil {
+            for pid in cgroup.processes() { SignalPlatform.sendSignal(SIGKILL, toProcess: pid) }
+        }
     }
 
     /// CPU time and peak memory of the whole tree from its cgroup, where

@@ -50,6 +50,10 @@ final class JobCgroups: Sendable {
         } catch {
             return .failure(Unavailable(reason: "loopd cannot make \(root): \(errnoText(error.errno))"))
         }
+        // Made by another user (an earlier loopd run as root, say).
+        guard FileSystem.isWritableDirectory(root.path) else {
+            return .failure(Unavailable(reason: "loopd may not make groups in \(root)"))
+        }
         var enabled: Set<String> = []
         let delegated = wanted.intersection(own.availableControllers)
         if !delegated.isEmpty {

@@ -1,33 +1,51 @@
-/// Job ids: `<start>-<n>`, the daemon's start time in Unix milliseconds and
-/// a per-start counter, both in base 36. Unique for a state directory as
-/// long as no two starts share a millisecond; opaque to clients.
+/// Hands out submission sequences and the ids of this run (`JobIDCodec`:
+/// 13 base-36 digits that only the run's key turns back into the
+/// sequence). Opaque to clients.
 ///
-/// Both parts are base 36 so an id stays within 15 UTF-8 bytes, the size
-/// Swift stores inline in a `String`, for the first 36^6 (2.1 billion) jobs
-/// of a start (until 2059, when the start time needs a ninth digit). A
-/// decimal counter passed 15 bytes at the millionth job, and from then on
-/// every id was a heap allocation of its own, kept by the retained-job
-/// window and the journal (bug job-ids-outgrow-inline-strings, found by
-/// the 10-minute soak: +8 MB of RSS once a million jobs had run).
+/// An id stays within 15 UTF-8 bytes, the size Swift stores inline in a
+/// `String`: a decimal counter once passed 15 bytes at the millionth job,
+/// and from then on every id was a heap allocation of its own, kept by the
+/// retained-job window and the journal (bug job-ids-outgrow-inline-strings,
+/// found by the 10-minute soak: +8 MB of RSS once a million jobs had run).
+///
+/// Unique across restarts: ids of one run are distinct (a permutation),
+/// and a new id that happens to equal one an earlier run made which the
+/// daemon still answers for (a replayed durable job, a retained end) is
+/// passed over for the next sequence's. The chance of one is n * m / 2^64
+/// for n new ids and m remembered ones: for a million of each, one in 18
+/// million.
 ///
 /// Main thread only (a mutating counter).
 struct JobIDGenerator {
-    /// What every id of this run starts with.
-    let runPrefix: String
+    /// Turns this run's ids and cursors into sequences and back.
+    let codec: JobIDCodec
     private var counter: UInt64 = 0
+    /// Sequences whose id was taken already, and so went to no job.
+    private var passedOver: UInt64 = 0
 
-    init(startedAtUnixMs: Int64) {
-        runPrefix = String(UInt64(max(0, startedAtUnixMs)), radix: 36) + "-"
+    init(key: JobIDKey) {
+        codec = JobIDCodec(key: key)
     }
 
-    /// Jobs accepted so far in this run: the last sequence given out.
-    var accepted: UInt64 { counter }
+    /// Jobs accepted so far in this run (replayed ones included).
+    var accepted: UInt64 { counter - passedOver }
 
-    /// The next job's submission sequence and its id (`id`, when the job
-    /// has one already: a replayed durable job keeps its id, and takes a
-    /// sequence whose id then goes unused).
-    mutating func next(keeping id: String? = nil) -> (sequence: UInt64, id: String) {
-        counter += 1
-        return (counter, id ?? runPrefix + String(counter, radix: 36))
+    /// The last sequence given out (0: none yet).
+    var lastSequence: UInt64 { counter }
+
+    /// The next job's submission sequence and its id: `id`, when the job
+    /// has one already (a replayed durable job keeps its id, and takes a
+    /// sequence whose own id then goes unused); else this run's id for the
+    /// sequence, passing over any sequence whose id `isTaken`.
+    mutating func next(keeping id: String? = nil, isTaken: (String) -> Bool = { _ in false })
+        -> (sequence: UInt64, id: String) {
+        while true {
+            counter += 1
+            precondition(counter <= JobIDCodec.maxSequence, "a run of loopd cannot accept more than 2^48 jobs")
+            if let id { return (counter, id) }
+            let made = codec.id(of: counter)
+            if !isTaken(made) { return (counter, made) }
+            passedOver += 1
+        }
     }
 }

@@ -98,7 +98,8 @@ final class JobLane: @unchecked Sendable {
         let now = handOffAt ?? (unixMilliseconds(), monotonicNanoseconds())
         job.startedAtUnixMs = now.unixMs
         handOffAt = nil
-        worker.runningJob.jobID = job.id
+        worker.runningJob.current = RunningJob(jobID: job.id, action: job.actionName, ownerUID: job.clientUID,
+                                               startedAtUnixMs: now.unixMs)
         let context = ActionContext(jobID: job.id, args: job.args, loop: loop, workerName: worker.name) {
             [unowned self] outcome, usage in finished(job, outcome, usage)
         }
@@ -128,7 +129,7 @@ final class JobLane: @unchecked Sendable {
         // histograms are this worker's alone, so their locks are not contended.
         job.metrics.ran(acceptedAt: job.acceptedAt, startedAt: current.startedAt, endedAt: now.monotonic)
         handOffAt = now
-        worker.runningJob.jobID = nil
+        worker.runningJob.current = nil
         if finishedBatch.isEmpty {
             // Report after the jobs this pass can run, in one hand-off.
             loop.perform(inModes: [.common]) { [unowned self] in reportFinished() }

@@ -2,7 +2,7 @@ import LoopPlatform
 
 /// The credentials a job was submitted with: what the action's allow lists
 /// are checked against, at submission and again at a replay, and whose
-/// `status` and `cancel` requests the job answers.
+/// `status`, `wait` and `cancel` requests the job answers (`JobVisibility`).
 struct JobOwner: Sendable, Hashable {
     var uid: UInt32
     /// The primary gid; nil for a job replayed from a record that predates
@@ -19,12 +19,5 @@ struct JobOwner: Sendable, Hashable {
 
     init(_ peer: UnixSocket.Peer) {
         self.init(uid: peer.uid, gid: peer.gid, groups: peer.groups)
-    }
-
-    /// Whether a peer with `uid` may see and cancel a job of `owner` (nil:
-    /// owner unknown, from an old journal record): the owner itself, root, and
-    /// the daemon's own uid, which may also run every action.
-    static func mayManage(jobOf owner: UInt32?, uid: UInt32, daemonUID: UInt32) -> Bool {
-        uid == 0 || uid == daemonUID || owner == uid
     }
 }

@@ -6,32 +6,47 @@ import LoopdProtocol
 // among the jobs waiting on its worker's lane; equal priorities keep the
 // order in which the jobs reached the lane. Keyed jobs keep their order
 // within the key: a job placed by `key` runs at no better a priority than
-// the job of the same key submitted just before it, if that one has not
-// started yet (`KeyOrder`), so it never overtakes it.
+// the job of the same key and the same submitting uid submitted just before
+// it, if that one has not started yet (`KeyOrder`), so it never overtakes it.
 
 /// The priority each keyed job runs at, so that a key's jobs start in the
 /// order they were submitted whatever priorities they ask for. Main thread only.
+///
+/// A key orders the jobs of the uid that submitted them, never another
+/// user's: were keys shared, a user could submit a job of the worst
+/// priority under the key someone else uses and so set the priority at
+/// which that user's jobs run. (Placement by the key still hashes the key
+/// alone, so the same key lands on the same worker for everyone.)
 struct KeyOrder {
-    /// Per key, the latest job placed by it that has not ended.
-    private var latest: [String: Job] = [:]
+    /// A key as one uid uses it.
+    private struct Scope: Hashable {
+        let uid: UInt32
+        let key: String
+    }
+
+    /// Per uid and key, the latest job placed by it that has not ended.
+    private var latest: [Scope: Job] = [:]
 
     /// The priority `job` runs at: its own, or, for a keyed job whose
-    /// key's previous job has not started, the larger (later) of its own
-    /// and that job's. Records `job` as its key's latest.
+    /// key's previous job of the same uid has not started, the larger
+    /// (later) of its own and that job's. Records `job` as its key's latest.
     mutating func runPriority(of job: Job) -> UInt32 {
         guard case .key(let key) = job.placement else { return job.priority }
+        let scope = Scope(uid: job.clientUID, key: key)
         var priority = job.priority
-        if let previous = latest[key], !previous.state.isEnded, !previous.claim.isStarted {
+        if let previous = latest[scope], !previous.state.isEnded, !previous.claim.isStarted {
             priority = max(priority, previous.runPriority)
         }
-        latest[key] = job
+        latest[scope] = job
         return priority
     }
 
     /// Forgets `job` once it has ended (only if it is still its key's latest).
     mutating func ended(_ job: Job) {
-        guard case .key(let key) = job.placement, latest[key] === job else { return }
-        latest[key] = nil
+        guard case .key(let key) = job.placement else { return }
+        let scope = Scope(uid: job.clientUID, key: key)
+        guard latest[scope] === job else { return }
+        latest[scope] = nil
     }
 
     /// Keys with a job that has not ended (tests).

@@ -5,19 +5,30 @@ import LoopdProtocol
 /// What `workers`, `stats` and the service manager's STATUS= report of
 /// the jobs. Main thread only.
 extension JobScheduler {
-    /// One worker's entry in `workers`.
-    func workerInfo(_ q: WorkerQueue, stallThreshold: Duration) -> JSON {
+    /// One worker's entry in `workers`, as `r` may see it: whether the
+    /// worker is busy, with what action and since when, for everyone; the
+    /// running job's id only for who may see the job (`JobVisibility`).
+    func workerInfo(_ q: WorkerQueue, stallThreshold: Duration, for r: Requester) -> JSON {
         let w = q.worker
         let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
         let held = table.count { $0.queue === q && $0.visibleState() == .held }
-        let running = w.runningJob.jobID
-        return .object([
+        let running = w.runningJob.current
+        var fields: [(String, JSON)] = [
             ("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue)),
             ("queued", .integer(Int64(q.outstanding - (running == nil ? 0 : 1)))), ("held", .integer(Int64(held))),
-            ("running", running.map { .string($0) } ?? .null), ("loop", .string(loopState)),
+            ("running", running.flatMap { mayManage(jobOf: $0.ownerUID, r) ? .string($0.jobID) : nil } ?? .null),
+            ("busy", .bool(running != nil)),
+        ]
+        if let running {
+            fields.append(("running_action", .string(running.action)))
+            fields.append(("running_since", .string(Timestamp.format(unixMilliseconds: running.startedAtUnixMs))))
+        }
+        fields += [
+            ("loop", .string(loopState)),
             ("stalled_ms", .integer(Int64(stalled.components.seconds * 1000 + stalled.components.attoseconds / 1_000_000_000_000_000))),
             ("completed", .integer(Int64(q.finished))),
-        ])
+        ]
+        return .object(fields)
     }
 
     /// Jobs waiting (queued, delayed, held) and running, over all workers.

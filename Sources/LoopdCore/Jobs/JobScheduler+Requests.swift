@@ -4,17 +4,17 @@ import LoopdProtocol
 
 /// The requests about jobs that exist: `status`, `cancel`, `wait`, `jobs`.
 /// A job belongs to whoever submitted it (a result can hold a program's
-/// output); root and the daemon's own uid may manage every job. Main thread only.
+/// output); administrators may manage every job, and to anyone else it
+/// does not exist (`JobVisibility`). Main thread only.
 extension JobScheduler {
     func status(_ jobID: String, id: RequestID?, from r: Requester) {
-        if let job = table[jobID] {
-            guard mayManage(jobID, of: job.clientUID, r, id) else { return }
+        switch sighting(jobID, for: r) {
+        case .live(let job):
             r.sink.send { Response.ok(id: id, JobStatus.fields(job, includeResult: true), into: &$0) }
-        } else if let finished = journal?.finishedStatus(id: jobID) {
-            guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
+        case .finished(let finished):
             r.sink.send { Response.ok(id: id, JobStatus.fields(finished), into: &$0) }
-        } else {
-            r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
+        case .none:
+            replyUnknownJob(id: id, to: r)
         }
     }
 
@@ -23,19 +23,20 @@ extension JobScheduler {
     /// SIGTERM, then SIGKILL after the action's grace period) and the reply
     /// comes once it has ended, saying whether the cancel ended it.
     func cancel(_ jobID: String, id: RequestID?, from r: Requester) {
-        guard let job = table[jobID] else {
-            if let finished = journal?.finishedStatus(id: jobID) {
-                guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
-                r.sink.send {
-                    Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state)),
-                                         ("started", .bool(finished.details?.startedAt != nil))], into: &$0)
-                }
-            } else {
-                r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
+        let job: Job
+        switch sighting(jobID, for: r) {
+        case .live(let live):
+            job = live
+        case .finished(let finished):
+            r.sink.send {
+                Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state)),
+                                     ("started", .bool(finished.details?.startedAt != nil))], into: &$0)
             }
             return
+        case .none:
+            replyUnknownJob(id: id, to: r)
+            return
         }
-        guard mayManage(jobID, of: job.clientUID, r, id) else { return }
         switch job.state {
         case .ended:
             r.sink.send { Self.writeCancelReply(job, cancelled: false, requestID: id, into: &$0) }
@@ -66,16 +67,17 @@ extension JobScheduler {
     /// Replies when the job ends, as a waited `submit` would; or, if
     /// `timeoutMs` passes first, with its state then.
     func wait(_ jobID: String, timeoutMs: Int64?, id: RequestID?, from r: Requester) {
-        guard let job = table[jobID] else {
-            if let finished = journal?.finishedStatus(id: jobID) {
-                guard mayManage(jobID, of: finished.clientUID, r, id) else { return }
-                r.sink.send { Self.writeEndedReply(finished, requestID: id, into: &$0) }
-            } else {
-                r.sink.send { Response.error(id: id, ProtocolError(.unknownJob, "no job \"\(jobID)\""), into: &$0) }
-            }
+        let job: Job
+        switch sighting(jobID, for: r) {
+        case .live(let live):
+            job = live
+        case .finished(let finished):
+            r.sink.send { Self.writeEndedReply(finished, requestID: id, into: &$0) }
+            return
+        case .none:
+            replyUnknownJob(id: id, to: r)
             return
         }
-        guard mayManage(jobID, of: job.clientUID, r, id) else { return }
         if job.state.isEnded {
             r.sink.send { JobReply.write(current: job, requestID: id, into: &$0) }
             return
@@ -122,35 +124,25 @@ extension JobScheduler {
             return
         }
         let states = query.states.map(Set.init)
+        let everyone = seesEveryJob(r)
         let (jobs, more) = table.page(after: after, limit: query.limit) { job in
-            JobOwner.mayManage(jobOf: job.clientUID, uid: r.owner.uid, daemonUID: daemonUID)
+            (everyone || job.clientUID == r.owner.uid)
                 && (query.worker.map { job.worker.name == $0 } ?? true)
                 && (query.action.map { job.actionName == $0 } ?? true)
                 && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
                 && (states.map { $0.contains(job.visibleState()) } ?? true)
         }
-        let next: JSON = more ? .string(encodeCursor(jobs[jobs.count - 1].sequence)) : .null
+        let next: JSON = more ? .string(jobIDs.codec.cursor(after: jobs[jobs.count - 1].sequence)) : .null
         let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
         r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
     }
 
-    /// A cursor names this run of the daemon and a submission sequence, so
-    /// one from an earlier run is refused instead of paging wrongly.
-    private func encodeCursor(_ sequence: UInt64) -> String {
-        jobIDs.runPrefix + "/" + String(sequence, radix: 36)
-    }
-
+    /// The sequence a cursor continues after: enciphered like the ids
+    /// (`JobIDCodec`), so it tells nobody how many jobs were submitted
+    /// before, and one from an earlier run (another key) is refused
+    /// instead of paging wrongly.
     private func decodeCursor(_ cursor: String) -> UInt64? {
-        let prefix = jobIDs.runPrefix + "/"
-        guard cursor.hasPrefix(prefix) else { return nil }
-        return UInt64(cursor.dropFirst(prefix.count), radix: 36)
-    }
-
-    /// Answers `forbidden` and returns false unless the requester may see
-    /// and cancel a job of `owner` (nil: unknown, from an old record).
-    private func mayManage(_ jobID: String, of owner: UInt32?, _ r: Requester, _ id: RequestID?) -> Bool {
-        if JobOwner.mayManage(jobOf: owner, uid: r.owner.uid, daemonUID: daemonUID) { return true }
-        r.sink.send { Response.error(id: id, ProtocolError(.forbidden, "job \"\(jobID)\" belongs to another user"), into: &$0) }
-        return false
+        guard let sequence = jobIDs.codec.sequence(ofCursor: cursor), sequence <= jobIDs.lastSequence else { return nil }
+        return sequence
     }
 }

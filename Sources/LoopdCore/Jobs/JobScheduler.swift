@@ -71,16 +71,17 @@ final class JobScheduler: @unchecked Sendable {
     /// their own (a seeded generator, or one that records the ceilings).
     var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
 
+    /// - Parameter jobIDKey: the run's secret for its job ids (`JobIDKey.random()`).
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
-         metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry())) {
+         jobIDKey: JobIDKey, metrics: DaemonMetrics = DaemonMetrics(registry: PrometheusCollectorRegistry())) {
         self.config = config
         self.metrics = metrics
         self.loop = loop
         self.actions = actions
-        let jobIDs = JobIDGenerator(startedAtUnixMs: unixMilliseconds())
+        let jobIDs = JobIDGenerator(key: jobIDKey)
         self.jobIDs = jobIDs
         table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes,
-                         idPrefix: jobIDs.runPrefix)
+                         ids: jobIDs.codec)
         self.log = log
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
@@ -161,13 +162,19 @@ final class JobScheduler: @unchecked Sendable {
         if jobID == nil { try checkRetryLimits(s) }
         let modes = Job.loopModes(s.mode)
         let queue = try place(s.placement, modes: modes)
+        if queue.worker.placement == .explicit {
+            try checkExplicitWorker(queue.worker.name, owner: owner)
+        }
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
             throw ProtocolError(.queueFull, "worker \(queue.worker.name) has \(queue.outstanding) jobs queued, the limit")
         }
         if s.durable && gate == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
-        let (sequence, id) = jobIDs.next(keeping: jobID)
+        // A new id must not be one an earlier run's job still answers to.
+        let (sequence, id) = jobIDs.next(keeping: jobID) { made in
+            table.hasOtherID(made) || journal?.finishedStatus(id: made) != nil
+        }
         let kind = queue.kind(of: s.action, action, in: metrics)
         kind.metrics.accepted.increment()
         let origin: JobOrigin = reply.map { .waiting(WaitingSubmit(submitter: submitter, address: $0)) } ?? .submitted(submitter)
@@ -208,6 +215,15 @@ final class JobScheduler: @unchecked Sendable {
         case .key(let key):
             return automatic[Int(fnv1a(key) % UInt64(automatic.count))]
         }
+    }
+
+    /// Refuses a job on an explicit worker from a peer its allow lists and
+    /// the administrators' leave out (`DaemonConfig.permits(worker:…)`).
+    private func checkExplicitWorker(_ name: String, owner: JobOwner) throws(ProtocolError) {
+        guard !config.permits(worker: name, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                              daemonUID: daemonUID) else { return }
+        throw ProtocolError(.forbidden, "uid \(owner.uid) may not place jobs on worker \"\(name)\": an explicit worker "
+            + "takes jobs only from administrators and from its allow_users and allow_groups")
     }
 
     /// Holds a job until the next journal commit.

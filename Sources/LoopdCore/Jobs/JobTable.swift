@@ -3,11 +3,11 @@
 /// bytes they hold (`Job.retainedBytes`). The oldest ended job is
 /// forgotten first; the newest is always kept. Main thread only.
 ///
-/// The submission order is the index: an id this run gave out
-/// (`JobIDGenerator`) names its sequence, so finding its job is a binary
-/// search; the ids that do not (a replayed durable job keeps the id of the
-/// run that accepted it) are kept sorted beside it (`OtherJobIDs`). A
-/// queued job costs the table one 16-byte slot.
+/// The submission order is the index: an id this run gave out deciphers
+/// to its sequence (`JobIDCodec`), so finding its job is a binary search;
+/// the ids that do not (a replayed durable job keeps the id of the run that
+/// accepted it) are kept sorted beside it (`OtherJobIDs`). A queued job
+/// costs the table one 16-byte slot.
 ///
 /// Forgetting a job touches only that job: the submission order keeps each
 /// job's sequence beside it, so finding and clearing its slot, and sweeping
@@ -20,9 +20,9 @@ struct JobTable {
     var retainedByteLimit: Int
     /// The estimated bytes the retained ended jobs hold now.
     private(set) var retainedBytes = 0
-    /// What this run's generated ids start with (`JobIDGenerator.runPrefix`);
-    /// nil: every id goes in `otherIDs`.
-    private let idPrefix: String?
+    /// Deciphers this run's ids (`JobIDGenerator.codec`); nil: every id
+    /// goes in `otherIDs`.
+    private let ids: JobIDCodec?
     /// The jobs whose id does not name their sequence.
     private var otherIDs = OtherJobIDs()
     /// Jobs known now.
@@ -48,37 +48,44 @@ struct JobTable {
     private var retained: [(sequence: UInt64, bytes: Int)] = []
     private var oldest = 0
 
-    init(retainedCapacity: Int, retainedByteLimit: Int = .max, idPrefix: String? = nil) {
+    init(retainedCapacity: Int, retainedByteLimit: Int = .max, ids: JobIDCodec? = nil) {
         precondition(retainedCapacity > 0, "the job table keeps at least one ended job")
         self.retainedCapacity = retainedCapacity
         self.retainedByteLimit = retainedByteLimit
-        self.idPrefix = idPrefix
+        self.ids = ids
     }
 
     /// How many ended jobs are retained now.
     var retainedCount: Int { retained.count - oldest }
 
+    /// The job known by `id`. An id that deciphers to a sequence of this
+    /// run is looked for there first; one made with another run's key
+    /// deciphers to noise, which now and then names a sequence of this run
+    /// by chance, so the job found there must carry the id, and otherwise
+    /// the replayed ids are asked.
     subscript(id: String) -> Job? {
-        guard let sequence = generatedSequence(id) ?? otherIDs.sequence(of: id) else { return nil }
-        let i = firstSlot(after: sequence - 1)
-        guard i < order.count, order[i].sequence == sequence, let job = order[i].job, job.id == id else { return nil }
+        if let sequence = generatedSequence(id), let job = job(at: sequence), job.id == id { return job }
+        guard let sequence = otherIDs.sequence(of: id), let job = job(at: sequence), job.id == id else { return nil }
         return job
+    }
+
+    /// Whether `id` is one of the replayed jobs' ids still known: a new id
+    /// of this run must not be.
+    func hasOtherID(_ id: String) -> Bool {
+        !otherIDs.isEmpty && otherIDs.sequence(of: id).flatMap(job(at:))?.id == id
+    }
+
+    /// The known job with `sequence`, if any.
+    private func job(at sequence: UInt64) -> Job? {
+        let i = firstSlot(after: sequence - 1)
+        guard i < order.count, order[i].sequence == sequence else { return nil }
+        return order[i].job
     }
 
     /// The sequence an id of this run's making names, if it is one.
     private func generatedSequence(_ id: String) -> UInt64? {
-        guard let idPrefix, id.hasPrefix(idPrefix) else { return nil }
-        let digits = id.utf8.dropFirst(idPrefix.utf8.count)
-        guard !digits.isEmpty, digits.count <= 13 else { return nil }
-        var n: UInt64 = 0
-        for c in digits {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): n = n * 36 + UInt64(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): n = n * 36 + UInt64(c - UInt8(ascii: "a") + 10)
-            default: return nil
-            }
-        }
-        return n > 0 ? n : nil
+        guard let sequence = ids?.sequence(ofID: id), sequence > 0 else { return nil }
+        return sequence
     }
 
     /// Makes room for `count` more jobs whose ids are not this run's (a
@@ -99,7 +106,9 @@ struct JobTable {
         assert(order.last.map { $0.sequence < job.sequence } ?? true, "jobs are inserted in submission order")
         assert(!generatedID || generatedSequence(job.id) == job.sequence, "job \(job.id) does not name sequence \(job.sequence)")
         if cleared >= 1024 && cleared * 2 >= order.count { sweep() }
-        if !generatedID { otherIDs.insert(job.id, sequence: job.sequence) }
+        // A replayed id that this run's key happens to decipher to the
+        // job's own sequence is found without the index.
+        if !generatedID && generatedSequence(job.id) != job.sequence { otherIDs.insert(job.id, sequence: job.sequence) }
         order.append(Slot(sequence: job.sequence, job: job))
         count += 1
     }

@@ -34,13 +34,17 @@ extension Server {
             scheduler.list(query, id: id, from: r)
         case .workers:
             let threshold = Duration.milliseconds(config.server.stallThresholdMs)
-            c.sink.send(Response.ok(id: id, [("workers", .array(scheduler.queues.map { scheduler.workerInfo($0, stallThreshold: threshold) }))]))
+            let workers = scheduler.queues.map { scheduler.workerInfo($0, stallThreshold: threshold, for: r) }
+            c.sink.send(Response.ok(id: id, [("workers", .array(workers))]))
         case .inspect(let name):
             guard let w = scheduler.queue(named: name)?.worker else {
                 c.sink.send(Response.error(id: id, ProtocolError(.unknownWorker, "no worker named \"\(name)\"")))
                 return
             }
-            c.sink.send(Response.ok(id: id, [("worker", .string(name)), ("description", .string(String(describing: w.thread.loop)))]))
+            // Addresses and source labels (a child's pid) would point at
+            // whoever's job runs there: administrators only.
+            let detail: Loop.DescriptionDetail = mayAdminister(r.owner) ? .full : .anonymous
+            c.sink.send(Response.ok(id: id, [("worker", .string(name)), ("description", .string(w.thread.loop.describe(detail)))]))
         case .mode(let name, let mode):
             guard mayAdminister(c.requester.owner) else {
                 c.sink.send(Response.error(id: id, ProtocolError(

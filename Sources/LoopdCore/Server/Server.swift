@@ -29,17 +29,20 @@ final class Server: @unchecked Sendable {
 
     enum State { case running, draining, stopped }
 
-    /// - Parameter metrics: the registry the `metrics` request reports;
-    ///   one per server, so daemons sharing a process keep theirs apart.
+    /// - Parameters:
+    ///   - jobIDKey: the run's secret for its job ids (`JobIDKey.random()`).
+    ///   - metrics: the registry the `metrics` request reports; one per
+    ///     server, so daemons sharing a process keep theirs apart.
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
-         notifier: Notifier = Notifier(environment: [:]), metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+         jobIDKey: JobIDKey, notifier: Notifier = Notifier(environment: [:]),
+         metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.config = config
         self.loop = loop
         var log = log
         log.holdJobEnds(until: loop)
         self.log = log
         scheduler = JobScheduler(config: config, loop: loop, actions: actions, journal: journal, log: log,
-                                 metrics: DaemonMetrics(registry: metrics))
+                                 jobIDKey: jobIDKey, metrics: DaemonMetrics(registry: metrics))
         monitor = ServiceMonitor(notifier: notifier, scheduler: scheduler, loop: loop, log: log)
     }
 

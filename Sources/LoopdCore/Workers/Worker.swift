@@ -11,8 +11,8 @@ final class Worker: @unchecked Sendable {
     let thread: LoopThread
     /// Whether `any` and `key` placement may choose it (config `placement`).
     let placement: DaemonConfig.Worker.Placement
-    /// The id of the job running now; written by the worker's thread, read
-    /// by the main thread (`workers`, the watchdog, shutdown).
+    /// The job running now; written by the worker's thread, read by the
+    /// main thread (`workers`, the watchdog, shutdown).
     let runningJob = RunningJobSlot()
 
     // MARK: main thread only
@@ -75,12 +75,28 @@ final class Worker: @unchecked Sendable {
     func stop() { thread.stop() }
 }
 
-/// The id of the job a worker is running, shared between its thread (which
-/// writes it) and the main thread (which reports it).
+/// What a worker runs now, as `workers` reports it: the job's id (shown
+/// only to who may see the job), its action, whose it is and since when.
+struct RunningJob: Sendable, Equatable {
+    let jobID: String
+    let action: String
+    /// The uid that submitted it.
+    let ownerUID: UInt32
+    /// When the worker started it, Unix milliseconds.
+    let startedAtUnixMs: Int64
+}
+
+/// The job a worker is running, shared between its thread (which writes
+/// it) and the main thread (which reports it).
 final class RunningJobSlot: Sendable {
-    private let value = Mutex<String?>(nil)
-    var jobID: String? {
+    private let value = Mutex<RunningJob?>(nil)
+
+    /// The job running now, nil while the worker runs none.
+    var current: RunningJob? {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
     }
+
+    /// The id of the job running now.
+    var jobID: String? { current?.jobID }
 }

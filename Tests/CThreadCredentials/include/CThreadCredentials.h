@@ -16,4 +16,11 @@ int cthreadcred_set_effective_ids(unsigned int uid, unsigned int gid);
 /// with errno set.
 int cthreadcred_listen_as(int fd, int backlog, unsigned int uid, unsigned int gid);
 
+/// Empties the calling thread's supplementary groups, so that a connection
+/// it makes next carries none (SO_PEERGROUPS), as a user's own process
+/// started with no groups would. The system call, not glibc's setgroups(3),
+/// which changes every thread. Call it before dropping the effective uid.
+/// Returns 0, or -1 with errno set.
+int cthreadcred_clear_groups(void);
+
 #endif

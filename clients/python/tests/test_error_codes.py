@@ -193,7 +193,9 @@ def test_shutting_down(make_daemon):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another uid")
-def test_forbidden_for_another_uid(daemon, client):
+def test_another_uids_job_is_unknown_and_their_actions_forbidden(daemon, client):
+    """Another user's job does not exist for nobody (unknown_job, as a
+    missing one); the actions and requests nobody may not use are forbidden."""
     job = client.submit("noop", wait=False, delay_ms=60_000).job
     nobody = pwd.getpwnam("nobody")
     r, w = os.pipe()
@@ -225,8 +227,8 @@ def test_forbidden_for_another_uid(daemon, client):
         got = json.loads(f.read() or "{}")
     os.waitpid(pid, 0)
     client.cancel(job)
-    assert got == {"mode": "ForbiddenError", "status": "ForbiddenError", "wait": "ForbiddenError",
-                   "cancel": "ForbiddenError", "exec": "ForbiddenError", "echo": "ok"}
+    assert got == {"mode": "ForbiddenError", "status": "UnknownJobError", "wait": "UnknownJobError",
+                   "cancel": "UnknownJobError", "exec": "ForbiddenError", "echo": "ok"}
 
 
 def _fill(directory):
