@@ -210,23 +210,40 @@ struct contained_start {
     int error;
 };
 
+/* The kernel's struct sigaction (x86-64 and arm64 alike), for the raw call. */
+struct contained_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
+/* stdio onto `to`: dup3, or, when it is already there, only without
+   close-on-exec. */
+__attribute__((no_sanitize("address", "thread", "undefined")))
+static long contained_move(int from, int to) {
+    if (from == to) return syscall(SYS_fcntl, to, F_SETFD, 0);
+    return syscall(SYS_dup3, from, to, 0);
+}
+
 /* The child's side. It runs on a stack of its own in the parent's address
    space, with every signal blocked, while the parent's calling thread
    waits (CLONE_VFORK); the parent's other threads go on. So it touches
-   nothing but its stack and `start`, and makes plain system calls: glibc's
-   setuid() and friends would broadcast to the parent's threads, whose
-   memory this child shares. */
+   nothing but its stack and `start`, and makes plain system calls only:
+   glibc's setuid() and friends would broadcast to the parent's threads,
+   whose memory it shares, and a sanitizer's wrappers (sigaction, open,
+   prctl, ...) would change the sanitizer's state for the parent's thread.
+   For the same reason it is not instrumented. */
+__attribute__((no_sanitize("address", "thread", "undefined")))
 static int contained_child(void *arg) {
     struct contained_start *start = arg;
     const cloop_contained_spec *spec = start->spec;
     int step = CLOOP_STEP_SETSID;
 
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
+    struct contained_sigaction dfl = { 0, 0, 0, 0 };
     for (int sig = 1; sig < _NSIG; sig++) {
-        /* glibc refuses its own internal signals (EINVAL): nothing to reset. */
-        sigaction(sig, &dfl, NULL);
+        /* SIGKILL and SIGSTOP refuse (EINVAL): they are at their defaults anyway. */
+        syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
     }
 
     if (syscall(SYS_setsid) < 0) goto fail;
@@ -234,7 +251,7 @@ static int contained_child(void *arg) {
     if (spec->cgroup_procs_fd >= 0) {
         step = CLOOP_STEP_CGROUP;
         /* "0" moves the writing process. */
-        if (write(spec->cgroup_procs_fd, "0", 1) != 1) goto fail;
+        if (syscall(SYS_write, spec->cgroup_procs_fd, "0", 1) != 1) goto fail;
     }
 
     if (spec->set_ids) {
@@ -249,12 +266,12 @@ static int contained_child(void *arg) {
        one (a non-root service user); ambient capabilities would pass
        through execve to the job. */
     step = CLOOP_STEP_CAPABILITIES;
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) goto fail;
+    if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) goto fail;
     step = CLOOP_STEP_NO_NEW_PRIVS;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) goto fail;
+    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) goto fail;
     /* After the ids: changing credentials clears the parent-death signal. */
     step = CLOOP_STEP_PDEATHSIG;
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) goto fail;
+    if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) goto fail;
     if (syscall(SYS_getppid) != start->parent) { errno = ESRCH; goto fail; }
 
     if (spec->landlock_scope) {
@@ -263,22 +280,22 @@ static int contained_child(void *arg) {
         long ruleset = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
         if (ruleset < 0) goto fail;
         long rc = syscall(SYS_landlock_restrict_self, (int)ruleset, 0);
-        close((int)ruleset);
+        syscall(SYS_close, (int)ruleset);
         if (rc < 0) goto fail;
     }
 
     step = CLOOP_STEP_CHDIR;
-    if (spec->cwd && chdir(spec->cwd) != 0) goto fail;
+    if (spec->cwd && syscall(SYS_chdir, spec->cwd) != 0) goto fail;
 
     step = CLOOP_STEP_STDIO;
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null < 0 || dup2(null, 0) < 0) goto fail;
-    if (dup2(spec->stdout_fd, 1) < 0 || dup2(spec->stderr_fd, 2) < 0) goto fail;
+    long null = syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || contained_move((int)null, 0) < 0) goto fail;
+    if (contained_move(spec->stdout_fd, 1) < 0 || contained_move(spec->stderr_fd, 2) < 0) goto fail;
     step = CLOOP_STEP_CLOSE;
     if (syscall(SYS_close_range, 3, ~0U, 0) < 0) {
         struct rlimit files;
-        if (getrlimit(RLIMIT_NOFILE, &files) != 0) goto fail;
-        for (rlim_t fd = 3; fd < files.rlim_cur && fd < 1048576; fd++) close((int)fd);
+        if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &files) != 0) goto fail;
+        for (rlim_t fd = 3; fd < files.rlim_cur && fd < 1048576; fd++) syscall(SYS_close, (int)fd);
     }
 
     /* Last: a descriptor limit below the daemon's open descriptors must not
@@ -290,16 +307,21 @@ static int contained_child(void *arg) {
     }
 
     step = CLOOP_STEP_EXEC;
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(spec->path, spec->argv, spec->envp);
+    uint64_t none = 0;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
+    syscall(SYS_execve, spec->path, spec->argv, spec->envp);
 
 fail:
     start->failed_step = step;
     start->error = errno ? errno : EINVAL;
-    _exit(127);
+    syscall(SYS_exit_group, 127);
+    return 127;
 }
+
+/* glibc's clone under its own name: sanitizers replace `clone` with a
+   wrapper that takes every clone for a fork, which one that shares memory
+   is not. */
+extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 
 int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step) {
     /* The child's stack: its own mapping, as glibc's posix_spawn uses. */
@@ -313,7 +335,7 @@ int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *fai
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t child = clone(contained_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+    pid_t child = __clone(contained_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
     int clone_error = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, stack_size);

@@ -106,33 +106,29 @@ extension ChildProcess {
     }
 
     private static func start(_ command: Contained, stdout: Int32, stderr: Int32) throws(PlatformError) -> pid_t {
-        var cArgv = command.argv.map { strdup($0) }
-        cArgv.append(nil)
-        var cEnv = command.environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") }
-        cEnv.append(nil)
-        defer {
-            for p in cArgv { free(p) }
-            for p in cEnv { free(p) }
-        }
+        let cArgv = CStrings(command.argv), cEnv = CStrings(environment: command.environment)
         let limits = command.limits.map { cloop_rlimit(resource: $0.resource, soft: $0.value, hard: $0.value) }
         let groups = command.identity?.groups.map { gid_t($0) } ?? []
         var pid: pid_t = 0
         var step: Int32 = 0
-        let rc = command.workingDirectory.withCString { cwd in
-            command.argv[0].withCString { path in
-                limits.withUnsafeBufferPointer { limits in
-                    groups.withUnsafeBufferPointer { groups in
-                        cArgv.withUnsafeBufferPointer { argv in
-                            cEnv.withUnsafeBufferPointer { env in
-                                var spec = cloop_contained_spec(
-                                    path: path, argv: argv.baseAddress, envp: env.baseAddress, cwd: cwd,
-                                    stdout_fd: stdout, stderr_fd: stderr, cgroup_procs_fd: command.cgroupProcs ?? -1,
-                                    limits: limits.baseAddress, limit_count: Int32(limits.count),
-                                    set_ids: command.identity == nil ? 0 : 1,
-                                    uid: uid_t(command.identity?.uid ?? 0), gid: gid_t(command.identity?.gid ?? 0),
-                                    groups: groups.baseAddress, group_count: Int32(groups.count),
-                                    landlock_scope: command.landlockScope.rawValue)
-                                return cloop_spawn_contained(&spec, &pid, &step)
+        // The copies must outlive the call that reads them.
+        let rc = withExtendedLifetime((cArgv, cEnv)) {
+            command.workingDirectory.withCString { cwd in
+                command.argv[0].withCString { path in
+                    limits.withUnsafeBufferPointer { limits in
+                        groups.withUnsafeBufferPointer { groups in
+                            cArgv.pointers.withUnsafeBufferPointer { argv in
+                                cEnv.pointers.withUnsafeBufferPointer { env in
+                                    var spec = cloop_contained_spec(
+                                        path: path, argv: argv.baseAddress, envp: env.baseAddress, cwd: cwd,
+                                        stdout_fd: stdout, stderr_fd: stderr, cgroup_procs_fd: command.cgroupProcs ?? -1,
+                                        limits: limits.baseAddress, limit_count: Int32(limits.count),
+                                        set_ids: command.identity == nil ? 0 : 1,
+                                        uid: uid_t(command.identity?.uid ?? 0), gid: gid_t(command.identity?.gid ?? 0),
+                                        groups: groups.baseAddress, group_count: Int32(groups.count),
+                                        landlock_scope: command.landlockScope.rawValue)
+                                    return cloop_spawn_contained(&spec, &pid, &step)
+                                }
                             }
                         }
                     }

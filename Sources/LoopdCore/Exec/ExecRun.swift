@@ -71,8 +71,10 @@ final class ExecRun: @unchecked Sendable {
             exitWatch = watch
             loop.add(watch, forMode: .common)
         } catch {
-            // Without a pidfd the exit cannot be watched: end the tree now.
+            // Without a pidfd the exit cannot be watched: end the tree now,
+            // and reap the main process here (it is left unreaped elsewhere).
             tree.kill()
+            ChildProcess.killAndReap(child.pid)
             phase = .draining(.signalled(SIGKILL))
             finish()
             return

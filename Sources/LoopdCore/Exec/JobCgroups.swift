@@ -4,9 +4,9 @@ import Synchronization
 
 /// The cgroups of exec jobs: one per running job, under
 /// `<loopd's own cgroup>/loopd-jobs`, each named `<daemon>.<n>` where
-/// `<daemon>` names this daemon instance (its pid and start time) so that
-/// daemons sharing a cgroup, and leftovers of one that was killed, never
-/// collide. Made at start where loopd may write its own cgroup: under the
+/// `<daemon>` names this daemon instance (its pid, start time and a random
+/// number) so that daemons sharing a cgroup, and leftovers of one that was
+/// killed, never collide. Made at start where loopd may write its own cgroup: under the
 /// shipped unit (`Delegate=yes`), or as root on the unified hierarchy.
 ///
 /// Limits (`tasks_max`, `memory_max`, `cpu_max`) need their controllers
@@ -59,7 +59,8 @@ final class JobCgroups: Sendable {
         if !delegated.isEmpty {
             enabled = enable(delegated, under: own, jobs: root)
         }
-        let daemon = "\(processID())-\(String(UInt64(max(0, daemonStartedAtUnixMs)), radix: 36))"
+        let daemon = "\(processID())-\(String(UInt64(max(0, daemonStartedAtUnixMs)), radix: 36))-"
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         return .success(JobCgroups(root: root, controllers: enabled, daemon: daemon))
     }
 
@@ -86,9 +87,12 @@ final class JobCgroups: Sendable {
 
     /// A new, empty group for one job, with `limits` written (file, value).
     func makeGroup(limits: [(file: String, value: String)]) throws(PlatformError) -> Cgroup {
-        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        let group = root.child("\(daemon).\(n)")
-        try group.create()
+        var group: Cgroup
+        repeat {
+            // A name in use is another daemon's group (or one this daemon
+            // left behind): never share it.
+            group = root.child("\(daemon).\(counter.wrappingAdd(1, ordering: .relaxed).newValue)")
+        } while try !group.create()
         for limit in limits {
             do {
                 try group.write(limit.file, limit.value)
