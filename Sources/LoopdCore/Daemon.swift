@@ -60,6 +60,10 @@ public final class Daemon: @unchecked Sendable {
     /// Runs the daemon on the calling thread's loop until it is shut down.
     /// Returns once every worker has stopped and the journal is committed.
     public func run() throws(DaemonError) {
+        // A start that fails still ends `waitUntilReady()` (and leaves the
+        // group balanced, which libdispatch requires of a group it frees).
+        var announcedReady = false
+        defer { if !announcedReady { ready.leave() } }
         if handleSignals { LoopSignalSource.block([SIGTERM, SIGINT, SIGHUP]) }
         let loop = Loop.current
         self.loop = loop
@@ -118,6 +122,7 @@ public final class Daemon: @unchecked Sendable {
         log(.notice, "loopd ready: \(server.workers.count) workers, socket \(boundPath ?? "from systemd")", id: .ready)
         notifier.ready(status: server.monitor.statusLine())
         ready.leave()
+        announcedReady = true
 
         while server.state != Server.State.stopped {
             loop.run(mode: .default, timeout: nil)
@@ -199,7 +204,7 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// Blocks until `run()` is serving requests (for tests and embedders).
+    /// Blocks until `run()` is serving requests, or has thrown (for tests and embedders).
     public func waitUntilReady() { ready.wait() }
 
     /// Stops accepting, lets running jobs finish within the grace period,
