@@ -80,6 +80,7 @@ extension JobScheduler {
             fields.append(("journal", .object([
                 ("bytes", .integer(Int64(j.fileBytes))), ("pending", .integer(Int64(j.liveJobs))),
                 ("retained_finished", .integer(Int64(j.retainedFinished))),
+                ("retained_finished_bytes", .integer(Int64(j.retainedFinishedBytes))),
                 ("commits", .integer(Int64(j.commits))), ("compactions", .integer(Int64(j.compactions))),
             ])))
         }

@@ -58,7 +58,7 @@ extension JobScheduler {
     }
 
     private func cancelRunning(_ job: Job, id: RequestID?, from r: Requester) {
-        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id)
+        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id, uid: r.owner.uid)
         guard job.cancelRequestedBy == nil else { return }
         job.cancelRequestedBy = r.owner.uid
         job.queue.cancelRunning(job, by: r.owner.uid)
@@ -82,7 +82,13 @@ extension JobScheduler {
             r.sink.send { JobReply.write(current: job, requestID: id, into: &$0) }
             return
         }
-        let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id)
+        do {
+            try checkWaitQuota(uid: r.owner.uid)
+        } catch {
+            r.sink.send { Response.error(id: id, error, into: &$0) }
+            return
+        }
+        let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id, uid: r.owner.uid)
         guard let timeoutMs else { return }
         let timer = LoopTimer(after: .milliseconds(timeoutMs)) { [unowned self] _ in
             guard let waiter = waiters.take(serial: serial, of: jobID) else { return }

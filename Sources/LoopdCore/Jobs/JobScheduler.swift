@@ -41,7 +41,9 @@ final class JobScheduler: @unchecked Sendable {
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
     var table: JobTable
-    let waiters = JobWaiters()
+    /// What each uid holds now, for `[quotas]` (`JobScheduler+Quotas`).
+    let ledger: UserLedger
+    let waiters: JobWaiters
     var stats = Stats()
     /// The Prometheus metrics of jobs, workers and the journal.
     let metrics: DaemonMetrics
@@ -83,6 +85,9 @@ final class JobScheduler: @unchecked Sendable {
         table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes,
                          ids: jobIDs.codec)
         self.log = log
+        let ledger = UserLedger()
+        self.ledger = ledger
+        waiters = JobWaiters(ledger: ledger)
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
@@ -171,6 +176,9 @@ final class JobScheduler: @unchecked Sendable {
         if s.durable && gate == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
+        let argBytes = Job.argumentBytes(s.args)
+        // A replayed job was accepted before: it counts, and is never refused.
+        if jobID == nil { try checkJobQuotas(uid: owner.uid, argBytes: argBytes, durable: s.durable) }
         // A new id must not be one an earlier run's job still answers to.
         let (sequence, id) = jobIDs.next(keeping: jobID) { made in
             table.hasOtherID(made) || journal?.finishedStatus(id: made) != nil
@@ -185,6 +193,10 @@ final class JobScheduler: @unchecked Sendable {
         if let key = s.uniqueKey { registerUniqueKey(key, owner: owner.uid, jobID: id) }
         queue.outstanding += 1
         outstandingJobs += 1
+        ledger.change(owner.uid) {
+            $0.jobs += 1
+            $0.argBytes += argBytes
+        }
         if s.durable, jobID == nil, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()

@@ -77,6 +77,14 @@ final class Server: @unchecked Sendable {
             Descriptor.close(fd)
             return
         }
+        if let refusal = scheduler.connectionQuotaRefusal(uid: peer.uid) {
+            // As `busy`: one line without an id, then the connection closes.
+            let line = Response.error(id: nil, refusal)
+            _ = line.utf8CString.withUnsafeBytes { UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+            Descriptor.close(fd)
+            return
+        }
+        scheduler.ledger.change(peer.uid) { $0.connections += 1 }
         scheduler.metrics.connectionAccepted()
         let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)
         nextConnectionID += 1
@@ -86,6 +94,7 @@ final class Server: @unchecked Sendable {
 
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        scheduler.ledger.change(c.peer.uid) { $0.connections -= 1 }
         scheduler.waiters.dropAll(of: c.sink)
     }
 

@@ -54,7 +54,8 @@ def loopd_binary() -> str:
 class Daemon:
     """loopd on a private config, socket and state directory."""
 
-    def __init__(self, workdir: str, *, workers: int = 3, limits: str = "", server: str = "") -> None:
+    def __init__(self, workdir: str, *, workers: int = 3, limits: str = "", server: str = "",
+                 quotas: str = "") -> None:
         self.binary = loopd_binary()
         self.workdir = workdir
         self.socket_path = os.path.join(workdir, "loopd.sock")
@@ -71,6 +72,9 @@ log_level = "warning"
 
 [limits]
 {limits}
+
+[quotas]
+{quotas}
 
 [journal]
 fsync = false
