@@ -69,6 +69,10 @@ final class JobScheduler: @unchecked Sendable {
     private let logsMoves: Bool
     /// The `unique_key`s of the jobs the daemon knows, per uid.
     var uniqueKeys = UniqueKeys()
+    /// How many jobs the last indexed `jobs` page looked at (nil: it
+    /// walked the table); tests read it to show a page's cost does not
+    /// grow with jobs the filters leave out.
+    var lastPageVisited: Int?
     /// The backoff's jitter: a number in `0...ceiling`. Tests set one of
     /// their own (a seeded generator, or one that records the ceilings).
     var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
@@ -118,7 +122,16 @@ final class JobScheduler: @unchecked Sendable {
     /// here (and `Job.advance(to:)`, which refuses an illegal one), and is
     /// logged here, at debug.
     func move(_ job: Job, to next: Job.State) {
+        let filed = JobIndex.Filed(job.state, of: job)
         let previous = job.advance(to: next)
+        if let filed {
+            let refiled = JobIndex.Filed(next, of: job)
+            if refiled != filed {
+                table.refile(job, from: filed, to: refiled)
+                if filed == .waiting { job.queue.countWaiting(job, -1) }
+                if refiled == .waiting { job.queue.countWaiting(job, 1) }
+            }
+        }
         if logsMoves { log(.debug, "job \(job.id): \(previous) -> \(next)", [(.jobID, job.id)]) }
     }
 
@@ -190,6 +203,7 @@ final class JobScheduler: @unchecked Sendable {
                       acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt)
         schedule(job)
         table.insert(job, generatedID: jobID == nil)
+        if JobIndex.Filed(job.state, of: job) == .waiting { queue.countWaiting(job, 1) }
         if let key = s.uniqueKey { registerUniqueKey(key, owner: owner.uid, jobID: id) }
         queue.outstanding += 1
         outstandingJobs += 1

@@ -12,6 +12,12 @@ final class WorkerQueue: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it ended other than by a cancel.
     var finished = 0
+    /// Its jobs filed as waiting (`JobIndex.Filed.waiting`: queued or held,
+    /// not delayed), in all and by the mode they need, so `workers` and the
+    /// metrics tell the held ones without walking the jobs.
+    private(set) var waiting = 0
+    private var waitingInEveryMode = 0
+    private var waitingByMode: [Loop.Mode: Int] = [:]
     /// The worker's own metrics.
     let metrics: WorkerMetrics
     /// Its jobs' kinds by action name (made on first use), and their
@@ -35,6 +41,23 @@ final class WorkerQueue: @unchecked Sendable {
         self.mainLoop = mainLoop
         self.metrics = metrics.worker(named: worker.name)
         lane = JobLane(worker: worker, mailbox: mailbox, mainLoop: mainLoop)
+    }
+
+    /// Counts `job` in (`delta` 1) or out (-1) of the waiting jobs.
+    func countWaiting(_ job: Job, _ delta: Int) {
+        waiting += delta
+        guard let modes = job.modes else {
+            waitingInEveryMode += delta
+            return
+        }
+        for m in modes { waitingByMode[m, default: 0] += delta }
+    }
+
+    /// Waiting jobs the worker's mode does not admit now: what `workers`
+    /// and the metrics call held. O(1): the waiting jobs less those that
+    /// run in every mode and those of the mode it runs.
+    var held: Int {
+        waiting - waitingInEveryMode - (waitingByMode[worker.runMode] ?? 0)
     }
 
     /// Hands a job to the worker's lane. Jobs are batched: consecutive

@@ -1,0 +1,92 @@
+import LoopdProtocol
+
+/// The known jobs by each value `jobs` filters on: owner (the isolation's
+/// filter), worker, action and state, each a `SequenceSet` in submission
+/// order. A filtered page walks the smallest set that holds every match
+/// instead of the whole table, so jobs of other users, workers, actions or
+/// states cost it nothing. Kept current by `JobScheduler.move` (the one
+/// door for state changes) and by the table's insert and forget. Main
+/// thread only.
+struct JobIndex {
+    /// The state a job is filed under: `Job.visibleState` as far as it
+    /// changes only by a move. Queued and held share `waiting` (a mode
+    /// switch turns one into the other without a move), and a job its lane
+    /// has started but not yet reported is still `waiting` (the page adds
+    /// each worker's running job for a `running` filter).
+    enum Filed: Int, CaseIterable {
+        case waiting, delayed, running, completed, failed, timedOut, cancelled, expired
+
+        /// Where `job` is filed in `state`; nil once it is forgotten.
+        init?(_ state: Job.State, of job: Job) {
+            switch state {
+            case .accepted, .awaitingCommit: self = job.handOverDelayMs > 0 ? .delayed : .waiting
+            case .delayed: self = .delayed
+            case .queued: self = .waiting
+            case .running: self = .running
+            case .ended(let end):
+                switch end {
+                case .completed: self = .completed
+                case .failed: self = .failed
+                case .timedOut: self = .timedOut
+                case .cancelled: self = .cancelled
+                case .expired: self = .expired
+                }
+            case .forgotten: return nil
+            }
+        }
+
+        /// Where the jobs a client sees in `state` are filed.
+        static func holding(_ state: JobState) -> Filed {
+            switch state {
+            case .queued, .held: .waiting
+            case .delayed: .delayed
+            case .running: .running
+            case .completed: .completed
+            case .failed: .failed
+            case .timedOut: .timedOut
+            case .cancelled: .cancelled
+            case .expired: .expired
+            }
+        }
+    }
+
+    private var byOwner: [UInt32: SequenceSet] = [:]
+    private var byWorker: [String: SequenceSet] = [:]
+    private var byAction: [String: SequenceSet] = [:]
+    private var byState = [SequenceSet](repeating: SequenceSet(), count: Filed.allCases.count)
+
+    /// Files a job the table just took in.
+    mutating func insert(_ job: Job, as filed: Filed) {
+        byOwner[job.clientUID, default: SequenceSet()].insert(job.sequence)
+        byWorker[job.worker.name, default: SequenceSet()].insert(job.sequence)
+        byAction[job.actionName, default: SequenceSet()].insert(job.sequence)
+        byState[filed.rawValue].insert(job.sequence)
+    }
+
+    /// A job moved from `old` to `new` (nil: forgotten, out of every set).
+    mutating func move(_ job: Job, from old: Filed, to new: Filed?) {
+        let removed = byState[old.rawValue].remove(job.sequence)
+        assert(removed, "job \(job.id) was not filed as \(old)")
+        guard let new else {
+            Self.remove(job.sequence, from: &byOwner, job.clientUID)
+            Self.remove(job.sequence, from: &byWorker, job.worker.name)
+            Self.remove(job.sequence, from: &byAction, job.actionName)
+            return
+        }
+        byState[new.rawValue].insert(job.sequence)
+    }
+
+    private static func remove<Key: Hashable>(_ sequence: UInt64, from sets: inout [Key: SequenceSet], _ key: Key) {
+        guard var set = sets.removeValue(forKey: key) else { return }
+        set.remove(sequence)
+        if set.count > 0 { sets[key] = set }
+    }
+
+    /// The sets a page may walk (the caller takes the smallest that holds
+    /// every match): the owner's, the worker's, the action's, a state's.
+    func owner(_ uid: UInt32) -> SequenceSet? { byOwner[uid] }
+    func worker(_ name: String) -> SequenceSet? { byWorker[name] }
+    func action(_ name: String) -> SequenceSet? { byAction[name] }
+    func state(_ filed: Filed) -> SequenceSet { byState[filed.rawValue] }
+}
+
