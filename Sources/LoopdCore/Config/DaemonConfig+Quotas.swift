@@ -21,7 +21,7 @@ extension DaemonConfig {
         /// submit beyond it is refused until older ends are forgotten.
         public var maxDurableRetainedBytes = 16_777_216
         /// `max_connections`: connections one uid may have open.
-        public var maxConnections = 64
+        public var maxConnections = 16
         /// `max_waits`: `wait` requests (and waited duplicate submits) one
         /// uid may have parked on jobs that have not ended.
         public var maxWaits = 1024
