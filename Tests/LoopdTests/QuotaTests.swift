@@ -120,4 +120,30 @@ struct QuotaTests {
         for c in open { #expect(c.call(#"{"id":2,"op":"ping"}"#)?.ok == true) }
         #expect(try d.client(as: .bin).call(#"{"id":3,"op":"ping"}"#)?.ok == true)
     }
+
+    /// Hostile input against a quota: 2,000 submits pipelined at once past
+    /// `max_jobs` are answered request by request, exactly three accepted
+    /// and every other refused with `quota_exceeded`, while another user
+    /// is served.
+    @Test func aPipelinedSubmitFloodPastTheQuotaIsRefusedRequestByRequest() throws {
+        let d = try LoopdAsAnotherUser(quotas: Self.quotas)
+        defer { d.stop() }
+        let user = try d.client(as: .nobody), other = try d.client(as: .bin)
+        let count = 2000
+        var batch: [UInt8] = []
+        for i in 0..<count { batch += Array((Self.delayed(i) + "\n").utf8) }
+        user.send(raw: batch)
+        var accepted = 0, refused = 0
+        var seen = Set<Int64>()
+        for _ in 0..<count {
+            let r = try #require(user.readReply(), "\(seen.count) of \(count) replies")
+            let fresh = seen.insert(r["id"]?.integerValue ?? -1).inserted
+            #expect(fresh, "an id answered twice")
+            if r.ok == true { accepted += 1 } else if r.errorCode == "quota_exceeded" { refused += 1 }
+        }
+        #expect(accepted == 3 && refused == count - 3)
+        #expect(other.call(#"{"id":"p","op":"submit","action":"echo","args":["served"]}"#)?["result"]?["output"] == "served")
+        let listed = user.call(#"{"id":"l","op":"jobs","state":"delayed"}"#)?["jobs"]?.arrayValue?.count
+        #expect(listed == 3, "the accepted jobs are all there")
+    }
 }
