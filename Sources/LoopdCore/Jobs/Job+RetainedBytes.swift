@@ -11,8 +11,9 @@ extension Job {
     /// The fixed part, in bytes: a retained `noop` job's share of loopd's
     /// resident memory, measured over 100,000 retained jobs with
     /// `Benchmarks/memory.py` (458 bytes on x86-64; docs/OPERATIONS.md,
-    /// "Memory").
-    static let retainedFixedBytes = 460
+    /// "Memory"), plus what its entries in the `jobs` indexes added in the
+    /// same measurement (`JobIndex`: 521 bytes against 484 without them).
+    static let retainedFixedBytes = 496
 
     /// This ended job's estimated footprint. Main thread, once it has ended
     /// (its result and error are set).
