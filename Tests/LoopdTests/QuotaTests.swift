@@ -73,6 +73,8 @@ struct QuotaTests {
         let output = String(repeating: "y", count: 3000)
         let durable = #"{"id":1,"op":"submit","action":"echo","args":["\#(output)"],"durable":true}"#
         let ended = try (1...2).map { _ in try #require(user.call(durable)?["job"]?.stringValue) }
+        // An end counts once its journal commit (that pass's) is done.
+        #expect(waitUntil { user.call(#"{"id":"s","op":"stats"}"#)?["journal"]?["retained_finished"] == 2 })
         let refused = try #require(user.call(durable))
         #expect(refused.errorCode == "quota_exceeded" && refused["job"] == nil)
         #expect(refused["error"]?["message"]?.stringValue?.contains("quotas.max_durable_retained_bytes is 4096") == true,

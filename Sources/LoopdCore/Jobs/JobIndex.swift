@@ -51,15 +51,29 @@ struct JobIndex {
     }
 
     private var byOwner: [UInt32: SequenceSet] = [:]
-    private var byWorker: [String: SequenceSet] = [:]
-    private var byAction: [String: SequenceSet] = [:]
+    /// By kind (`JobKind.indexSlot`: one action on one worker), with each
+    /// kind's worker and action: a worker's or an action's jobs are the
+    /// union of its kinds' sets, and filing a job hashes no name.
+    private var byKind: [SequenceSet] = []
+    private var kinds: [(worker: String, action: String)] = []
     private var byState = [SequenceSet](repeating: SequenceSet(), count: Filed.allCases.count)
 
     /// Files a job the table just took in.
     mutating func insert(_ job: Job, as filed: Filed) {
-        byOwner[job.clientUID, default: SequenceSet()].insert(job.sequence)
-        byWorker[job.worker.name, default: SequenceSet()].insert(job.sequence)
-        byAction[job.actionName, default: SequenceSet()].insert(job.sequence)
+        if let i = byOwner.index(forKey: job.clientUID) {
+            byOwner.values[i].insert(job.sequence)
+        } else {
+            var set = SequenceSet()
+            set.insert(job.sequence)
+            byOwner[job.clientUID] = set
+        }
+        let slot = job.kind.indexSlot
+        while byKind.count <= slot {
+            byKind.append(SequenceSet())
+            kinds.append(("", ""))
+        }
+        if kinds[slot].worker.isEmpty { kinds[slot] = (job.worker.name, job.actionName) }
+        byKind[slot].insert(job.sequence)
         byState[filed.rawValue].insert(job.sequence)
     }
 
@@ -68,25 +82,27 @@ struct JobIndex {
         let removed = byState[old.rawValue].remove(job.sequence)
         assert(removed, "job \(job.id) was not filed as \(old)")
         guard let new else {
-            Self.remove(job.sequence, from: &byOwner, job.clientUID)
-            Self.remove(job.sequence, from: &byWorker, job.worker.name)
-            Self.remove(job.sequence, from: &byAction, job.actionName)
+            if let i = byOwner.index(forKey: job.clientUID) {
+                byOwner.values[i].remove(job.sequence)
+                if byOwner.values[i].count == 0 { byOwner.remove(at: i) }
+            }
+            byKind[job.kind.indexSlot].remove(job.sequence)
             return
         }
         byState[new.rawValue].insert(job.sequence)
     }
 
-    private static func remove<Key: Hashable>(_ sequence: UInt64, from sets: inout [Key: SequenceSet], _ key: Key) {
-        guard var set = sets.removeValue(forKey: key) else { return }
-        set.remove(sequence)
-        if set.count > 0 { sets[key] = set }
-    }
-
     /// The sets a page may walk (the caller takes the smallest that holds
-    /// every match): the owner's, the worker's, the action's, a state's.
+    /// every match): the owner's, a worker's or an action's (the sets of
+    /// its kinds), a state's.
     func owner(_ uid: UInt32) -> SequenceSet? { byOwner[uid] }
-    func worker(_ name: String) -> SequenceSet? { byWorker[name] }
-    func action(_ name: String) -> SequenceSet? { byAction[name] }
+    func worker(_ name: String) -> [SequenceSet] { kindSets { $0.worker == name } }
+    func action(_ name: String) -> [SequenceSet] { kindSets { $0.action == name } }
     func state(_ filed: Filed) -> SequenceSet { byState[filed.rawValue] }
-}
 
+    /// The non-empty sets of the kinds that `matches`: a walk over the
+    /// kinds (actions times workers, and those of past reloads), not the jobs.
+    private func kindSets(_ matches: ((worker: String, action: String)) -> Bool) -> [SequenceSet] {
+        kinds.indices.compactMap { byKind[$0].count > 0 && matches(kinds[$0]) ? byKind[$0] : nil }
+    }
+}

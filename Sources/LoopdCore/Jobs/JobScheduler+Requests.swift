@@ -162,8 +162,8 @@ extension JobScheduler {
         let index = table.index
         var candidates: [[SequenceSet]] = []
         if !everyone { candidates.append([index.owner(uid) ?? SequenceSet()]) }
-        if let name = query.worker { candidates.append([index.worker(name) ?? SequenceSet()]) }
-        if let name = query.action { candidates.append([index.action(name) ?? SequenceSet()]) }
+        if let name = query.worker { candidates.append(index.worker(name)) }
+        if let name = query.action { candidates.append(index.action(name)) }
         var filed: Set<JobIndex.Filed> = []
         if let states {
             filed = Set(states.map(JobIndex.Filed.holding))

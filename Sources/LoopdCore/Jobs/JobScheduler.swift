@@ -38,6 +38,8 @@ final class JobScheduler: @unchecked Sendable {
     /// Every worker's queue, in configuration order.
     private(set) var queues: [WorkerQueue] = []
     private var queuesByName: [String: WorkerQueue] = [:]
+    /// The slots of the jobs' kinds in the `jobs` index.
+    private let kindSlots = KindSlots()
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
     var table: JobTable
@@ -106,7 +108,8 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Starts a worker and its lane.
     func addWorker(_ config: DaemonConfig.Worker) {
-        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop, metrics: metrics)
+        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop, metrics: metrics,
+                                kindSlots: kindSlots)
         queues.append(queue)
         queuesByName[config.name] = queue
         if config.placement == .auto { automatic.append(queue) }

@@ -44,7 +44,10 @@ struct SequenceSet {
     /// Removes `sequence`; returns whether it was a member.
     @discardableResult
     mutating func remove(_ sequence: UInt64) -> Bool {
-        let i = firstSlot(notBelow: sequence)
+        // Jobs mostly leave a set in the order they entered it (they start,
+        // end and are forgotten about in submission order): the first
+        // member is tried before a search over a set that may be large.
+        let i = head < items.count && items[head] == sequence ? head : firstSlot(notBelow: sequence)
         guard i < items.count, items[i] == sequence else { return false }
         count -= 1
         if i == head {

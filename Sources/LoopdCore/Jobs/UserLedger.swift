@@ -16,6 +16,7 @@ final class UserLedger {
         var connections = 0
 
         var isEmpty: Bool { jobs == 0 && argBytes == 0 && waits == 0 && connections == 0 }
+        var isNonNegative: Bool { jobs >= 0 && argBytes >= 0 && waits >= 0 && connections >= 0 }
     }
 
     private var byUID: [UInt32: Usage] = [:]
@@ -27,11 +28,17 @@ final class UserLedger {
     var userCount: Int { byUID.count }
 
     /// Changes what `uid` holds; an entry left empty is dropped.
+    /// One lookup of the uid, the entry changed in place.
     func change(_ uid: UInt32, _ body: (inout Usage) -> Void) {
-        var usage = byUID[uid] ?? Usage()
-        body(&usage)
-        assert(usage.jobs >= 0 && usage.argBytes >= 0 && usage.waits >= 0 && usage.connections >= 0,
-               "uid \(uid) would hold less than nothing: \(usage)")
-        byUID[uid] = usage.isEmpty ? nil : usage
+        guard let i = byUID.index(forKey: uid) else {
+            var usage = Usage()
+            body(&usage)
+            assert(usage.isNonNegative, "uid \(uid) would hold less than nothing: \(usage)")
+            if !usage.isEmpty { byUID[uid] = usage }
+            return
+        }
+        body(&byUID.values[i])
+        assert(byUID.values[i].isNonNegative, "uid \(uid) would hold less than nothing: \(byUID.values[i])")
+        if byUID.values[i].isEmpty { byUID.remove(at: i) }
     }
 }

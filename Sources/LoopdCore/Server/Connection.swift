@@ -85,6 +85,7 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
         // not recorded yet; a request sent after that answer must see it.
         server.scheduler.recordReports()
         var budget = server.config.limits.maxRequestsPerPass
+        let hadBufferedLines = hasBufferedLines
         if hasBufferedLines {
             guard handleBuffered(&budget) else { return }
         }
@@ -114,7 +115,9 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
             inBacklog = true
             server.scheduleBacklog(self)
         }
-        updateInterest()
+        // Only a change of backlog changes what the socket is watched for;
+        // re-aiming it every pass would cost a system call and a poll.
+        if hasBufferedLines != hadBufferedLines { updateInterest() }
     }
 
     /// The server's backlog reached this connection: its next share.
