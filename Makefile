@@ -264,7 +264,8 @@ install: setup
 	fi
 
 ## Removes what `make install` put in place, except the config in
-## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd and the group.
+## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd, the group and the
+## exec jobs' user.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl disable --now loopd-metrics.timer loopd-metrics.service || true; \
@@ -280,7 +281,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ]; then \
 		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
-		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs) and the group loopd"; \
+		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs), the group loopd and the user loopd-job"; \
 	fi
 
 ## The Debian package loopd_$(VERSION)-$(DEB_REVISION)_ARCH.deb (docs/OPERATIONS.md,

@@ -188,6 +188,13 @@ struct cloop_landlock_attr {
     uint64_t scoped;
 };
 
+int cloop_restore_dumpable(void) {
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    if (dumpable < 0) return -1;
+    if (dumpable != 0) return 0;
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 ? 1 : -1;
+}
+
 int cloop_landlock_abi(void) {
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
     return abi < 0 ? 0 : (int)abi;

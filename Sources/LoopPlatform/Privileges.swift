@@ -26,6 +26,18 @@ public enum Privileges {
     /// setresgid (CAP_SETUID, CAP_SETGID) and setgroups are allowed.
     public static var canSwitchUsers: Bool { has(.setuid) && has(.setgid) }
 
+    /// Makes the process dumpable again (prctl(2) `PR_SET_DUMPABLE`) if it
+    /// is not: the kernel clears the flag when a process's credentials
+    /// change, as they do when a service manager starts it as another user
+    /// with ambient capabilities. A process that is not dumpable cannot be
+    /// read by its own user: neither by Swift's crash backtracer, which the
+    /// runtime starts as that user, nor through /proc. Returns whether it
+    /// had to.
+    @discardableResult
+    public static func restoreDumpable() -> Bool {
+        cloop_restore_dumpable() == 1
+    }
+
     /// The Landlock ABI version the kernel offers; 0 without Landlock (an
     /// older kernel, Landlock left out of the boot's LSM list, or a
     /// seccomp filter that refuses its calls).

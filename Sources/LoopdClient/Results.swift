@@ -30,6 +30,8 @@ public struct JobOutcome: Sendable, Equatable {
     /// True when a submit's `uniqueKey` named a job already known: this is
     /// that job, and no new one was made.
     public var duplicate: Bool = false
+    /// What an exec job's processes used, once it has ended.
+    public var usage: JobUsage?
 
     /// The result's `output` (what `echo` returns), if it has one.
     public var output: String? { result?["output"]?.stringValue }
@@ -63,6 +65,8 @@ public struct JobStatus: Sendable, Equatable {
     public var error: LoopdError?
     /// The uid whose `cancel` cancelled it.
     public var cancelledBy: Int64?
+    /// What an exec job's processes used, once it has ended.
+    public var usage: JobUsage?
 }
 
 /// One page of `jobs`.
@@ -98,8 +102,16 @@ public struct WorkerInfo: Sendable, Equatable {
     public var queued: Int64
     /// Of those, jobs its current mode does not admit.
     public var held: Int64
-    /// The id of the job it runs now.
+    /// The id of the job it runs now, when this client may see that job
+    /// (its own; any job for an administrator); nil otherwise, also while
+    /// it runs another user's job (see `busy`).
     public var running: String?
+    /// Whether it runs a job now, whoever's.
+    public var busy: Bool
+    /// While `busy`: the running job's action, whoever's; nil otherwise.
+    public var runningAction: String?
+    /// While `busy`: when the running job started, whoever's; nil otherwise.
+    public var runningSince: Date?
     /// `waiting`, `busy` or `stalled`.
     public var loop: String
     /// How long the loop has been inside its current callout.
@@ -208,7 +220,7 @@ extension JobOutcome {
     init(reply: JSON) throws(LoopdError) {
         self.init(job: try reply.string("job"), state: try reply.state(), worker: reply.optionalString("worker"),
                   result: reply.present("result"), attempt: reply.optionalInt("attempt").map { Int($0) },
-                  duplicate: reply["duplicate"]?.boolValue ?? false)
+                  duplicate: reply["duplicate"]?.boolValue ?? false, usage: JobUsage(member: reply))
     }
 }
 
@@ -220,7 +232,7 @@ extension JobStatus {
                   finishedAt: reply.date("finished_at"), queueMs: reply.optionalInt("queue_ms"),
                   runMs: reply.optionalInt("run_ms"), result: reply.present("result"),
                   error: reply.present("error").map { LoopdError(errorObject: $0, reply: .null) },
-                  cancelledBy: reply.optionalInt("cancelled_by"))
+                  cancelledBy: reply.optionalInt("cancelled_by"), usage: JobUsage(member: reply))
     }
 }
 
@@ -243,10 +255,15 @@ extension CancelOutcome {
 }
 
 extension WorkerInfo {
+    /// A daemon from before `busy` named the running job to everyone: busy
+    /// is then whether it named one.
     init(reply: JSON) throws(LoopdError) {
+        let running = reply.optionalString("running")
         self.init(name: try reply.string("name"), mode: try reply.string("mode"),
                   placement: reply.optionalString("placement"), queued: reply.optionalInt("queued") ?? 0,
-                  held: reply.optionalInt("held") ?? 0, running: reply.optionalString("running"),
+                  held: reply.optionalInt("held") ?? 0, running: running,
+                  busy: reply["busy"]?.boolValue ?? (running != nil), runningAction: reply.optionalString("running_action"),
+                  runningSince: reply.date("running_since"),
                   loop: reply.optionalString("loop") ?? "", stalledMs: reply.optionalInt("stalled_ms") ?? 0,
                   completed: reply.optionalInt("completed") ?? 0)
     }

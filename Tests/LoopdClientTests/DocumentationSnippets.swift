@@ -102,6 +102,15 @@ func snippet_GettingStarted_7() async throws {
 }
 
 // MARK: GettingStarted, snippet 8
+func snippet_GettingStarted_8() async throws {
+    let report = try await client.submit("report", ["7"])
+    if let usage = report.usage {
+        let peak = usage.memoryPeakBytes.map { "\($0 / 1024) KiB" } ?? "unknown"
+        print("cpu \(usage.cpuUsec) us, peak memory \(peak), counted by \(usage.source.wireValue)")
+    }
+}
+
+// MARK: GettingStarted, snippet 9
 struct Tool {
     static func main() async throws {
         let client = try await LoopdClient.connect(socketPath: LoopdClient.defaultSocketPath)
@@ -111,16 +120,16 @@ struct Tool {
     }
 }
 
-// MARK: GettingStarted, snippet 9
-func snippet_GettingStarted_9() throws {
+// MARK: GettingStarted, snippet 10
+func snippet_GettingStarted_10() throws {
     let client = try LoopdClient.Blocking(socketPath: LoopdClient.defaultSocketPath)
     let job = try client.submit("echo", ["hi"])
     print(job.output ?? "")                 // hi
     try client.close()
 }
 
-// MARK: GettingStarted, snippet 10
-func snippet_GettingStarted_10() throws {
+// MARK: GettingStarted, snippet 11
+func snippet_GettingStarted_11() throws {
     let client = try LoopdClient.Blocking(socketPath: "./loopd.sock", replyTimeout: .seconds(10))
     let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["200"])])
     let quick = client.start(op: "ping")

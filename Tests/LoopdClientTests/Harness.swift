@@ -24,6 +24,9 @@ final class TestDaemon: @unchecked Sendable {
         config.server.shutdownGraceMs = 200
         config.journal.fsync = false
         config.workers = [.init(name: "w1"), .init(name: "w2")]
+        // Exec children run as another user than loopd's: as root, nobody;
+        // a loopd that cannot switch users runs them as itself.
+        config.exec.user = getuid() == 0 ? "nobody" : ""
         configure(&config)
         let daemon = Daemon(config: config, log: .silent)
         self.daemon = daemon
@@ -62,4 +65,12 @@ func eventually(_ seconds: Double = 20, _ condition: () async throws -> Bool) as
         try? await Task.sleep(for: .milliseconds(5))
     }
     return (try? await condition()) == true
+}
+
+extension DaemonConfig {
+    /// Adds the exec action `name`, running `argv`, for root and loopd's
+    /// own uid (no allow lists).
+    mutating func addExecAction(_ name: String, argv: [String]) {
+        actions[name] = Action(exec: Exec(argv: argv))
+    }
 }

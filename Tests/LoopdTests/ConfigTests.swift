@@ -34,6 +34,10 @@ struct ConfigFileTests {
         #expect(config.limits == DaemonConfig.Limits())
         #expect(config.journal == DaemonConfig.Journal())
         #expect(config.quotas == DaemonConfig.Quotas())
+        // Every [exec] default but the user: a checkout runs children as nobody.
+        var exec = DaemonConfig.ExecDefaults()
+        exec.user = "nobody"
+        #expect(config.exec == exec)
 
         #expect(config.server.socketPath == "loopd.sock")
         #expect(config.server.socketMode == 0o660)
@@ -163,6 +167,36 @@ struct ConfigParseTests {
         #expect(config.actions["x"]?.exec == DaemonConfig.Exec(argv: ["/bin/true"]))
     }
 
+    @Test("[exec] and an exec action's containment keys: users, byte sizes with suffixes, a CPU percentage")
+    func containmentKeys() throws {
+        let config = try parse(minimal + """
+            [exec]
+            user = 65534
+            cgroup = "off"
+            landlock = "off"
+            output_drain_ms = 0
+            [actions.build]
+            argv = ["/usr/bin/make"]
+            user = "nobody"
+            group = "nogroup"
+            tasks_max = 64
+            memory_max = "512M"
+            cpu_max = "150%"
+            limit_nofile = 256
+            limit_cpu_seconds = 60
+            limit_address_space = 4294967296
+            """)
+        #expect(config.exec.user == "65534")
+        #expect(config.exec.cgroup == .off && config.exec.landlock == .off && config.exec.outputDrainMs == 0)
+        let build = try #require(config.actions["build"]?.exec)
+        #expect(build.user == "nobody" && build.group == "nogroup")
+        #expect(build.tasksMax == 64 && build.memoryMaxBytes == 512 << 20 && build.cpuMaxPercent == 150)
+        #expect(build.limitNofile == 256 && build.limitCPUSeconds == 60 && build.limitAddressSpaceBytes == 4 << 30)
+        let plain = try parse(minimal + "[actions.x]\nargv = [\"/bin/true\"]\ncpu_max = 50\nmemory_max = 1048576\n")
+        #expect(plain.actions["x"]?.exec?.cpuMaxPercent == 50 && plain.actions["x"]?.exec?.memoryMaxBytes == 1_048_576)
+        #expect(plain.actions["x"]?.exec?.user == nil, "an action without a user takes [exec] user when loopd starts")
+    }
+
     @Test("NUL escapes are caught only where TOML reads them as escapes")
     func nulEscapesOnlyInBasicStrings() throws {
         // In literal strings, after an escaped backslash, and in comments,
@@ -253,6 +287,17 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[limits]\nmax_connections = 0\n", key: "limits.max_connections", "between 1 and 100000"),
     .adding("[limits]\nmax_queued_jobs_per_worker = -1\n", key: "limits.max_queued_jobs_per_worker", "got -1"),
     .adding("[limits]\nmax_pending_reply_bytes = 1.5\n", key: "limits.max_pending_reply_bytes", "got 1.5"),
+    // Exec containment.
+    .adding("[exec]\ncgroup = \"sometimes\"\n", key: "exec.cgroup", #"must be "auto" or "off""#),
+    .adding("[exec]\nlandlock = true\n", key: "exec.landlock", "must be a string"),
+    .adding("[exec]\noutput_drain_ms = 60001\n", key: "exec.output_drain_ms", "between 0 and 60000"),
+    .adding("[exec]\nusr = \"nobody\"\n", key: "exec.usr", #"did you mean "user"?"#),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nuser = \"\"\n", key: "actions.x.user", "must not be empty"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nmemory_max = \"12Q\"\n", key: "actions.x.memory_max", #"with a suffix K, M, G or T"#),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nmemory_max = \"1K\"\n", key: "actions.x.memory_max", "between 1048576"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\ncpu_max = \"fast\"\n", key: "actions.x.cpu_max", "percentage of one CPU"),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\nlimit_nofile = 2\n", key: "actions.x.limit_nofile", "between 3 and 1048576"),
+    .adding("[actions.echo]\nuser = \"nobody\"\n", key: "actions.echo.user", "unknown key for the built-in action"),
     // Retries and unique keys (submit's retries, retry_backoff_ms, unique_key).
     .adding("[limits]\nmax_retries = 1001\n", key: "limits.max_retries", "between 0 and 1000, got 1001"),
     .adding("[limits]\nmax_retries = -1\n", key: "limits.max_retries", "got -1"),

@@ -211,14 +211,14 @@ struct LoopctlFormattingTests {
         #expect(refused == CommandOutput(diagnostic: #"loopctl: unknown_worker: no worker "w9""#, status: .refused))
     }
 
-    @Test("workers: a neat table, running job or -, stalled with its duration")
+    @Test("workers: a neat table, running job or -, its action and start, stalled with its duration")
     func workersTable() throws {
         let workers: WorkersCommand = try parse(["workers"])
-        let out = try human(workers, #"{"id":1,"ok":true,"workers":[{"name":"w1","mode":"default","queued":0,"held":0,"running":null,"loop":"waiting","stalled_ms":0,"completed":12},{"name":"worker-2","mode":"maintenance","queued":130,"held":4,"running":"j-17","loop":"stalled","stalled_ms":1500,"completed":3}]}"#)
+        let out = try human(workers, #"{"id":1,"ok":true,"workers":[{"name":"w1","mode":"default","queued":0,"held":0,"running":null,"busy":false,"loop":"waiting","stalled_ms":0,"completed":12},{"name":"worker-2","mode":"maintenance","queued":130,"held":4,"running":"j-17","busy":true,"running_action":"echo","running_since":"2026-11-24T07:01:02.348Z","loop":"stalled","stalled_ms":1500,"completed":3}]}"#)
         #expect(out.standardOutput == """
-            NAME      MODE         QUEUED  HELD  RUNNING  LOOP            COMPLETED
-            w1        default           0     0  -        waiting                12
-            worker-2  maintenance     130     4  j-17     stalled 1500ms          3
+            NAME      MODE         QUEUED  HELD  RUNNING  ACTION  SINCE                     LOOP            COMPLETED
+            w1        default           0     0  -        -       -                         waiting                12
+            worker-2  maintenance     130     4  j-17     echo    2026-11-24T07:01:02.348Z  stalled 1500ms          3
 
             """)
     }

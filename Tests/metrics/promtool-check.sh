@@ -33,6 +33,12 @@ log_level = "warning"
 [journal]
 fsync = true
 
+[exec]
+user = "$( [ "$(id -u)" = 0 ] && echo nobody )"
+
+[actions.true]
+argv = ["/bin/true"]
+
 [[workers]]
 name = "w1"
 
@@ -60,6 +66,7 @@ delayed=$("$bin/loopctl" submit --no-wait --worker w2 --delay 600000 noop)
 ctl cancel "$delayed" || true
 ctl mode w1 maintenance
 ctl submit --no-wait --worker w1 noop
+ctl submit --worker w2 true
 
 "$bin/loopctl" metrics >"$work/loopd.prom"
 
@@ -70,7 +77,7 @@ check "every family is there" bash -c '
     for family in loopd_jobs_accepted_total loopd_jobs_ended_total loopd_job_wait_seconds loopd_job_run_seconds \
         loopd_worker_queued_jobs loopd_worker_held_jobs loopd_worker_running_jobs loopd_worker_loop_stall_seconds \
         loopd_journal_written_bytes_total loopd_journal_commits_total loopd_journal_size_bytes loopd_journal_fsync_seconds \
-        loopd_connections_open loopd_connections_accepted_total; do
+        loopd_connections_open loopd_connections_accepted_total loopd_job_cpu_seconds_total loopd_job_memory_peak_bytes; do
         grep -q "^# TYPE $family " "$1" || { echo "     missing $family"; exit 1; }
         grep -q "\`$family" docs/OPERATIONS.md || { echo "     $family is not in docs/OPERATIONS.md"; exit 1; }
     done' _ "$work/loopd.prom"

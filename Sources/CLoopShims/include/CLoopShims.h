@@ -103,6 +103,9 @@ enum {
 /// started, has been reaped).
 int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step);
 
+/// Sets the process dumpable (PR_SET_DUMPABLE) if it is not: 1 if it was
+/// not and now is, 0 if it was already, -1 with errno. (prctl is variadic.)
+int cloop_restore_dumpable(void);
 /// The Landlock ABI version this kernel offers (0: none, or disabled).
 int cloop_landlock_abi(void);
 /// Landlock scope bits (ABI 6): abstract Unix sockets and signals of

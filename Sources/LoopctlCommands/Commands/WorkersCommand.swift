@@ -29,19 +29,30 @@ public struct WorkersCommand: ClientCommand {
                 w["mode"]?.stringValue ?? "?",
                 number(w["queued"]),
                 number(w["held"]),
-                w["running"]?.stringValue ?? "-",
+                running(w),
+                w["running_action"]?.stringValue ?? "-",
+                w["running_since"]?.stringValue ?? "-",
                 loopState(w),
                 number(w["completed"]),
             ]
         }
         let table = TextLayout.table(
-            header: ["NAME", "MODE", "QUEUED", "HELD", "RUNNING", "LOOP", "COMPLETED"],
-            alignments: [.left, .left, .right, .right, .left, .left, .right],
+            header: ["NAME", "MODE", "QUEUED", "HELD", "RUNNING", "ACTION", "SINCE", "LOOP", "COMPLETED"],
+            alignments: [.left, .left, .right, .right, .left, .left, .left, .left, .right],
             rows: rows)
         return CommandOutput(standardOutput: table)
     }
 
     private func number(_ value: JSON?) -> String { value?.integerValue.map(String.init) ?? "-" }
+
+    /// The running job's id when the daemon shows it (the client's own
+    /// job; any job to an administrator); `busy` for a job it does not
+    /// show (another user's), whose action and start the next columns
+    /// still give; `-` when the worker runs nothing.
+    private func running(_ worker: JSON) -> String {
+        if let job = worker["running"]?.stringValue { return job }
+        return worker["busy"]?.boolValue == true ? "busy" : "-"
+    }
 
     /// "stalled" carries how long the loop has been stuck: that is the
     /// number an operator needs to decide whether to wait or restart.

@@ -1,7 +1,8 @@
 import LoopdProtocol
 
-/// A job's fields as `status` shows them: in the reply's order, the times
-/// and durations under names a person reads, everything else as it came.
+/// A job's fields as `status` shows them: in the reply's order, the times,
+/// durations and an exec job's usage under names and in units a person
+/// reads, everything else as it came.
 enum JobFieldsText {
     /// What a member is shown as, for the members that are not shown as
     /// they came.
@@ -19,6 +20,8 @@ enum JobFieldsText {
         for (key, value) in members where key != "id" && key != "ok" {
             if key == "attempt", case .integer(let n) = value, case .integer(let retries)? = reply["retries"] {
                 rows.append((key, "\(n) of \(retries + 1)"))
+            } else if key == "usage", let usage = usageRows(value) {
+                rows += usage
             } else if key != "retries" || reply["attempt"] == nil {
                 rows.append((labels[key] ?? key, display(key, value)))
             }
@@ -35,6 +38,23 @@ enum JobFieldsText {
             attempts.map { "#\(TextLayout.display($0["attempt"] ?? .null)) \(errorText($0))" }.joined(separator: "; ")
         default: TextLayout.display(value)
         }
+    }
+
+    /// An exec job's `usage` as three rows: its CPU time, user and system;
+    /// its peak memory ("-" when the daemon could not tell); and what
+    /// counted them (`cgroup` or `rusage`). Nil for an object without the
+    /// CPU times, which is then shown as it came.
+    private static func usageRows(_ usage: JSON) -> [(String, String)]? {
+        guard case .integer(let user)? = usage["cpu_user_usec"], case .integer(let system)? = usage["cpu_system_usec"] else {
+            return nil
+        }
+        let cpu = TextLayout.duration(microseconds: user) + " user, " + TextLayout.duration(microseconds: system) + " system"
+        let peak = usage["memory_peak_bytes"]?.integerValue.map(TextLayout.bytes) ?? "-"
+        return [
+            ("cpu time", cpu),
+            ("peak memory", peak),
+            ("counted by", usage["source"]?.stringValue ?? "-"),
+        ]
     }
 
     /// `code: message` of an error object.

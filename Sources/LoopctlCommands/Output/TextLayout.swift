@@ -58,6 +58,26 @@ enum TextLayout {
         return "\(ms / 3_600_000)h" + twoDigits(ms / 60_000 % 60) + "m"
     }
 
+    /// A CPU time as a person reads it: microseconds below a millisecond
+    /// (`850us`), else as `duration(milliseconds:)` (`340ms`, `12.3s`).
+    static func duration(microseconds us: Int64) -> String {
+        us < 1000 ? "\(us)us" : duration(milliseconds: us / 1000)
+    }
+
+    /// A size in bytes as a person reads it, in binary units with one
+    /// decimal, rounded down: `512 B`, `1.5 KiB`, `12.3 MiB`, `2.0 GiB`.
+    static func bytes(_ n: Int64) -> String {
+        if n < 1024 { return "\(n) B" }
+        let names = ["KiB", "MiB", "GiB", "TiB"]
+        var unit: Int64 = 1024, index = 0
+        while index < names.count - 1 && n / unit >= 1024 {
+            unit *= 1024
+            index += 1
+        }
+        let tenths = n / unit * 10 + n % unit * 10 / unit
+        return "\(tenths / 10).\(tenths % 10) \(names[index])"
+    }
+
     private static func twoDigits(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     private static func pad(_ s: String, to width: Int) -> String {

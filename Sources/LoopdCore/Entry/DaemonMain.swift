@@ -62,6 +62,11 @@ public enum DaemonMain {
             print("\(path): ok")
             return 0
         }
+        // Started by systemd as its transient user with the capabilities exec
+        // jobs need, loopd is not dumpable, and Swift's crash backtracer
+        // (run as the same user) could not read it. Only loopd runs as that
+        // user: its exec children run as another.
+        Privileges.restoreDumpable()
         let environment = ProcessEnvironment.current()
         let daemon = Daemon(config: config, configPath: path, handleSignals: true, environment: environment,
                             log: .standard(level: config.server.logLevel, environment: environment))

@@ -1,5 +1,6 @@
 import LoopdProtocol
 import Prometheus
+import Synchronization
 
 /// The daemon's metrics, kept in one daemon's own `PrometheusCollectorRegistry`
 /// (never the process-wide default: several daemons in one process each
@@ -159,10 +160,16 @@ final class JobMetrics: Sendable {
     static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled, .expired]
     /// From the start on the worker to the end, of every job that started.
     let runSeconds: ValueHistogram
-    /// CPU time of exec jobs' processes, user and system.
-    private let cpuSeconds: [Counter]
-    /// Peak memory of each exec job's processes.
-    private let memoryPeakBytes: ValueHistogram
+    /// What exec jobs' processes used: made with the first such job, so
+    /// actions that start no process add no series. Main thread only.
+    private let usage: Mutex<UsageSeries?> = Mutex(nil)
+    private let registry: PrometheusCollectorRegistry
+
+    /// CPU time (user, system) and peak memory of exec jobs' processes.
+    private struct UsageSeries {
+        let cpuSeconds: [Counter]
+        let memoryPeakBytes: ValueHistogram
+    }
 
     init(action: String, worker: WorkerMetrics, registry: PrometheusCollectorRegistry) {
         self.action = action
@@ -180,22 +187,28 @@ final class JobMetrics: Sendable {
             descriptor: DaemonMetrics.name("job", "run", "seconds",
                                            "Time from a job's start on its worker to its end, by action and worker."),
             labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
-        let cpuName = DaemonMetrics.name("job", "cpu_seconds", "total",
-                                         "CPU time exec jobs' processes used, by action, worker and mode (user, system).")
-        cpuSeconds = ["user", "system"].map { mode in
-            registry.makeCounter(descriptor: cpuName, labels: labels + [("mode", mode)])
-        }
-        memoryPeakBytes = registry.makeValueHistogram(
-            descriptor: DaemonMetrics.name("job", "memory_peak", "bytes",
-                                           "The most memory each exec job's processes used at once, by action and worker."),
-            labels: labels, buckets: DaemonMetrics.memoryBytesBuckets)
+        self.registry = registry
     }
 
     /// Counts what an exec job's processes used (main thread).
     func used(_ usage: JobUsage) {
-        cpuSeconds[0].increment(by: Double(usage.cpuUserUsec) / 1e6)
-        cpuSeconds[1].increment(by: Double(usage.cpuSystemUsec) / 1e6)
-        if let peak = usage.memoryPeakBytes { memoryPeakBytes.record(Double(peak)) }
+        let series = self.usage.withLock { series in
+            if let series { return series }
+            let labels = [("action", action), ("worker", worker.name)]
+            let cpuName = DaemonMetrics.name("job", "cpu_seconds", "total",
+                                             "CPU time exec jobs' processes used, by action, worker and mode (user, system).")
+            let made = UsageSeries(
+                cpuSeconds: ["user", "system"].map { registry.makeCounter(descriptor: cpuName, labels: labels + [("mode", $0)]) },
+                memoryPeakBytes: registry.makeValueHistogram(
+                    descriptor: DaemonMetrics.name("job", "memory_peak", "bytes",
+                                                   "The most memory each exec job's processes used at once, by action and worker."),
+                    labels: labels, buckets: DaemonMetrics.memoryBytesBuckets))
+            series = made
+            return made
+        }
+        series.cpuSeconds[0].increment(by: Double(usage.cpuUserUsec) / 1e6)
+        series.cpuSeconds[1].increment(by: Double(usage.cpuSystemUsec) / 1e6)
+        if let peak = usage.memoryPeakBytes { series.memoryPeakBytes.record(Double(peak)) }
     }
 
     /// Counts a job's end (main thread); `state` is one of `endStates`.

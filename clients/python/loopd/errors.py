@@ -11,7 +11,8 @@ case for case (a test compares the two). A code this version does not know
 
 The three codes that describe a job that ran and did not complete
 (``timeout``, ``job_failed``, ``cancelled``, ``expired``) derive from :class:`JobError`
-and carry the job's fields (``job``, ``state``, ``worker``, ``result``).
+and carry the job's fields (``job``, ``state``, ``worker``, ``result``,
+``usage``).
 
 Problems with the connection itself are :class:`LoopdConnectionError`
 (cannot connect, :class:`ConnectionClosedError` when the daemon went away),
@@ -23,7 +24,10 @@ not the uid the client requires; none of them has a protocol code.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Dict, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Type
+
+if TYPE_CHECKING:
+    from .types import JobUsage
 
 __all__ = [
     "ERROR_TABLE",
@@ -114,6 +118,12 @@ class JobError(LoopdError):
     def duplicate(self) -> bool:
         """Whether the submit's ``unique_key`` named a job already known (this one)."""
         return bool(self.reply.get("duplicate", False))
+
+    @property
+    def usage(self) -> Optional[JobUsage]:
+        """What an exec job's processes used before it ended (see :class:`~loopd.types.JobUsage`)."""
+        from .types import JobUsage  # types imports this module
+        return JobUsage.parse(self.reply.get("usage"))
 
 
 class LoopdConnectionError(LoopdError, builtins.ConnectionError):

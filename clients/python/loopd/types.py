@@ -21,6 +21,7 @@ __all__ = [
     "ErrorInfo",
     "Ping",
     "JobReply",
+    "JobUsage",
     "JobStatus",
     "CancelResult",
     "JobsPage",
@@ -115,6 +116,38 @@ class Ping:
 
 
 @dataclass(frozen=True)
+class JobUsage:
+    """What an exec job's processes used, as the kernel counted them: the
+    ``usage`` object of ``status``, of each ``jobs`` entry and of a waited
+    ``submit``'s (or ``wait``'s) reply. Only exec jobs that ran have one."""
+
+    #: CPU time in user mode, and in the kernel on the job's behalf, in microseconds.
+    cpu_user_usec: int
+    cpu_system_usec: int
+    #: The most memory in use at once, in bytes; ``None`` when the daemon could not tell.
+    memory_peak_bytes: Optional[int]
+    #: Where the figures come from: ``"cgroup"`` (the job's cgroup: every
+    #: process of its tree) or ``"rusage"`` (wait4 of its main process: that
+    #: process and the descendants it waited for).
+    source: str
+
+    @property
+    def cpu_usec(self) -> int:
+        """User plus system CPU time, in microseconds."""
+        return self.cpu_user_usec + self.cpu_system_usec
+
+    @classmethod
+    def parse(cls, value: Any) -> Optional["JobUsage"]:
+        """The ``usage`` member of a reply; ``None`` when there is none."""
+        if not isinstance(value, dict):
+            return None
+        peak = value.get("memory_peak_bytes")
+        return cls(cpu_user_usec=int(value.get("cpu_user_usec", 0)),
+                   cpu_system_usec=int(value.get("cpu_system_usec", 0)),
+                   memory_peak_bytes=None if peak is None else int(peak), source=str(value.get("source", "")))
+
+
+@dataclass(frozen=True)
 class JobReply:
     """The reply to ``submit`` or ``wait``.
 
@@ -134,6 +167,8 @@ class JobReply:
     attempt: Optional[int] = None
     #: True when a ``submit``'s ``unique_key`` named a job already known: this is that job.
     duplicate: bool = False
+    #: What an exec job's processes used, once it has ended (see :class:`JobUsage`).
+    usage: Optional[JobUsage] = None
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -144,7 +179,8 @@ class JobReply:
     @classmethod
     def parse(cls, r: Reply) -> "JobReply":
         return cls(job=r["job"], state=_state(r["state"]), worker=r.get("worker"), result=r.get("result"),
-                   attempt=r.get("attempt"), duplicate=bool(r.get("duplicate", False)), raw=r)
+                   attempt=r.get("attempt"), duplicate=bool(r.get("duplicate", False)),
+                   usage=JobUsage.parse(r.get("usage")), raw=r)
 
 
 @dataclass(frozen=True)
@@ -186,6 +222,8 @@ class JobStatus:
     #: The most recent failed attempt's error, and (``status`` only) every failed attempt, the last 8.
     last_error: Optional[ErrorInfo] = None
     attempts: Tuple["AttemptInfo", ...] = ()
+    #: What an exec job's processes used, once it has ended (see :class:`JobUsage`).
+    usage: Optional[JobUsage] = None
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -202,7 +240,8 @@ class JobStatus:
                    error=ErrorInfo.parse(r.get("error")), cancelled_by=r.get("cancelled_by"),
                    attempt=int(r.get("attempt", 1)), retries=int(r.get("retries", 0)), unique_key=r.get("unique_key"),
                    last_error=ErrorInfo.parse(r.get("last_error")),
-                   attempts=tuple(AttemptInfo.parse(a) for a in r.get("attempts", ()) if isinstance(a, dict)), raw=r)
+                   attempts=tuple(AttemptInfo.parse(a) for a in r.get("attempts", ()) if isinstance(a, dict)),
+                   usage=JobUsage.parse(r.get("usage")), raw=r)
 
 
 @dataclass(frozen=True)
@@ -237,7 +276,11 @@ class JobsPage:
 
 @dataclass(frozen=True)
 class WorkerInfo:
-    """One worker in ``workers``: its mode, load and loop state."""
+    """One worker in ``workers``: its mode, load and loop state, and the job
+    it runs. ``running`` is that job's id only when this client may see the
+    job (its own; any job for an administrator); ``busy``,
+    ``running_action`` and ``running_since`` tell of the running job
+    whoever's it is."""
 
     name: str
     mode: str
@@ -248,13 +291,21 @@ class WorkerInfo:
     loop: str
     stalled_ms: int
     completed: int
+    #: Whether it runs a job now, whoever's.
+    busy: bool = False
+    #: While ``busy``: the running job's action and when it started; else ``None``.
+    running_action: Optional[str] = None
+    running_since: Optional[datetime] = None
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def parse(cls, r: Reply) -> "WorkerInfo":
+        running = r.get("running")
         return cls(name=r["name"], mode=r["mode"], placement=r.get("placement"), queued=r.get("queued", 0),
-                   held=r.get("held", 0), running=r.get("running"), loop=r.get("loop", ""),
-                   stalled_ms=r.get("stalled_ms", 0), completed=r.get("completed", 0), raw=r)
+                   held=r.get("held", 0), running=running, loop=r.get("loop", ""),
+                   stalled_ms=r.get("stalled_ms", 0), completed=r.get("completed", 0),
+                   busy=bool(r.get("busy", running is not None)), running_action=r.get("running_action"),
+                   running_since=parse_time(r.get("running_since")), raw=r)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,11 @@ allow_users = ["*"]
 argv = ["/bin/sh", "-c", "exit 3"]
 allow_users = ["*"]
 
+# Uses some CPU time, for the usage tests.
+[actions.spin]
+argv = ["/bin/sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"]
+allow_users = ["*"]
+
 # Exec without allow lists: root and loopd's own uid only.
 [actions.rootonly]
 argv = ["/usr/bin/id", "-u"]
