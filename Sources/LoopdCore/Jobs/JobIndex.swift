@@ -19,7 +19,12 @@ struct JobIndex {
         /// Where `job` is filed in `state`; nil once it is forgotten.
         init?(_ state: Job.State, of job: Job) {
             switch state {
-            case .accepted, .awaitingCommit: self = job.handOverDelayMs > 0 ? .delayed : .waiting
+            // No request sees a job while it is `accepted` (it leaves that
+            // state in the call that accepted it), and a replay sets its
+            // backoff only then: filed by state alone.
+            case .accepted: self = .waiting
+            // Its delay is known before it gets here and does not change while it waits.
+            case .awaitingCommit: self = job.handOverDelayMs > 0 ? .delayed : .waiting
             case .delayed: self = .delayed
             case .queued: self = .waiting
             case .running: self = .running
@@ -79,8 +84,11 @@ struct JobIndex {
 
     /// A job moved from `old` to `new` (nil: forgotten, out of every set).
     mutating func move(_ job: Job, from old: Filed, to new: Filed?) {
-        let removed = byState[old.rawValue].remove(job.sequence)
-        assert(removed, "job \(job.id) was not filed as \(old)")
+        if !byState[old.rawValue].remove(job.sequence) {
+            assertionFailure("job \(job.id) was not filed as \(old)")
+            // Out of whichever state set holds it, so no stale entry stays.
+            for i in byState.indices where byState[i].remove(job.sequence) { break }
+        }
         guard let new else {
             if let i = byOwner.index(forKey: job.clientUID) {
                 byOwner.values[i].remove(job.sequence)
