@@ -22,6 +22,9 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         case unknownJob
         /// `queue_full`: the worker's queue is at its limit.
         case queueFull
+        /// `quota_exceeded`: the client's uid is at one of its per-user
+        /// quotas; the message names the quota and its value.
+        case quotaExceeded
         /// `forbidden`: the client's uid/gid may not do this.
         case forbidden
         /// `too_large`: a request line was over the daemon's limit; the
@@ -74,6 +77,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .unknownWorker: self = .unknownWorker
             case .unknownJob: self = .unknownJob
             case .queueFull: self = .queueFull
+            case .quotaExceeded: self = .quotaExceeded
             case .forbidden: self = .forbidden
             case .tooLarge: self = .tooLarge
             case .timeout: self = .timeout
@@ -101,6 +105,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .unknownWorker: .unknownWorker
             case .unknownJob: .unknownJob
             case .queueFull: .queueFull
+            case .quotaExceeded: .quotaExceeded
             case .forbidden: .forbidden
             case .tooLarge: .tooLarge
             case .timeout: .timeout

@@ -80,7 +80,8 @@ public final class Daemon: @unchecked Sendable {
         let journal: JobJournal
         do {
             journal = try JobJournal(directory: config.server.stateDirectory, fsync: config.journal.fsync,
-                                     retentionSeconds: config.journal.retentionSeconds)
+                                     retentionSeconds: config.journal.retentionSeconds,
+                                     retainedByteLimit: config.limits.maxRetainedBytes)
         } catch {
             throw DaemonError.journal(error)
         }

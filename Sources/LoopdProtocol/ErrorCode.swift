@@ -13,6 +13,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownJob = "unknown_job"
     /// The worker's queue is at its configured limit.
     case queueFull = "queue_full"
+    /// The client's uid is at one of its per-user quotas (`[quotas]`); the
+    /// message names the quota and its value. Nothing already accepted is lost.
+    case quotaExceeded = "quota_exceeded"
     /// The client's uid/gid may not run that action.
     case forbidden
     /// A line is longer than the configured maximum; the connection closes.

@@ -21,27 +21,65 @@ public struct LineFramer: Sendable {
         case lineTooLong
     }
 
-    /// Bytes buffered of an incomplete line.
-    public var pendingBytes: Int { buffer.count }
+    /// Bytes buffered and not yet handed over: an incomplete line, and,
+    /// after a `drain` that stopped at its limit, the lines it left.
+    public var pendingBytes: Int { buffer.count - consumed }
+
+    /// Bytes at the front of `buffer` already handed over (after a drain
+    /// that stopped at its limit); dropped at the next full drain.
+    private var consumed = 0
 
     /// Feeds bytes; calls `onLine` for each complete line (without its `\n`,
     /// and without a `\r` before it). Stops at the first over-long line.
     public mutating func append(_ bytes: UnsafeRawBufferPointer, onLine: (ArraySlice<UInt8>) -> Void) -> Outcome {
+        feed(bytes)
+        return drain(maxLines: .max, onLine: onLine) == .lineTooLong ? .lineTooLong : .ok
+    }
+
+    /// Buffers bytes without handing any line over (`drain` does).
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
-        var lineStart = 0
-        var k = scanFrom
+    }
+
+    /// What `drain` found.
+    public enum Drained: Sendable, Equatable {
+        /// Every complete line was handed over; what is buffered is part of one.
+        case done
+        /// `maxLines` were handed over and at least one more complete line
+        /// is buffered: drain again (the next pass) before feeding more.
+        case more
+        /// A line exceeded `maxLineBytes`.
+        case lineTooLong
+    }
+
+    /// Hands over up to `maxLines` complete lines of what was fed, in
+    /// order; the rest stays buffered for the next call. Lets a reader
+    /// take a bounded share of a pass per connection.
+    public mutating func drain(maxLines: Int, onLine: (ArraySlice<UInt8>) -> Void) -> Drained {
+        var handed = 0
+        var lineStart = consumed
+        var k = max(scanFrom, consumed)
         while k < buffer.count {
             if buffer[k] == 0x0A {
+                if handed == maxLines {
+                    // A complete line waits: the next drain scans it again
+                    // from its start (one line, not the buffer).
+                    consumed = lineStart
+                    scanFrom = lineStart
+                    return .more
+                }
                 var end = k
                 if end > lineStart, buffer[end - 1] == 0x0D { end -= 1 }
                 if end - lineStart > maxLineBytes { return .lineTooLong }
                 onLine(buffer[lineStart..<end])
+                handed += 1
                 lineStart = k + 1
             }
             k += 1
         }
         if lineStart > 0 { buffer.removeFirst(lineStart) }
+        consumed = 0
         scanFrom = buffer.count
-        return buffer.count > maxLineBytes + 1 ? .lineTooLong : .ok
+        return buffer.count > maxLineBytes + 1 ? .lineTooLong : .done
     }
 }

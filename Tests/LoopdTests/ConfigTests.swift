@@ -33,6 +33,7 @@ struct ConfigFileTests {
         #expect(config.server == DaemonConfig.Server())
         #expect(config.limits == DaemonConfig.Limits())
         #expect(config.journal == DaemonConfig.Journal())
+        #expect(config.quotas == DaemonConfig.Quotas())
         // Every [exec] default but the user: a checkout runs children as nobody.
         var exec = DaemonConfig.ExecDefaults()
         exec.user = "nobody"
@@ -303,6 +304,14 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[limits]\nmax_retry_backoff_ms = 0\n", key: "limits.max_retry_backoff_ms", "between 1 and 86400000, got 0"),
     .adding("[limits]\nmax_unique_key_bytes = 4097\n", key: "limits.max_unique_key_bytes", "between 1 and 4096, got 4097"),
     .adding("[limits]\nmax_unique_key_bytes = \"256\"\n", key: "limits.max_unique_key_bytes", #"got "256""#),
+    // Per-uid quotas and the per-pass share of a connection.
+    .adding("[limits]\nmax_requests_per_pass = 0\n", key: "limits.max_requests_per_pass", "between 1 and 65536, got 0"),
+    .adding("[quotas]\nmax_jobs = 0\n", key: "quotas.max_jobs", "between 1 and 100000000, got 0"),
+    .adding("[quotas]\nmax_arg_bytes = 100\n", key: "quotas.max_arg_bytes", "got 100"),
+    .adding("[quotas]\nmax_durable_retained_bytes = \"1M\"\n", key: "quotas.max_durable_retained_bytes", #"got "1M""#),
+    .adding("[quotas]\nmax_connections = 100001\n", key: "quotas.max_connections", "between 1 and 100000"),
+    .adding("[quotas]\nmax_waits = -1\n", key: "quotas.max_waits", "got -1"),
+    .adding("[quotas]\nmax_job = 5\n", key: "quotas.max_job", "unknown key"),
     .adding("[server]\ndebug_actions = \"yes\"\n", key: "server.debug_actions", "true or false"),
     .adding("[server]\nstall_threshold_ms = 0\n", key: "server.stall_threshold_ms", "between 100 and"),
     .adding("[server]\nshutdown_grace_ms = -1\n", key: "server.shutdown_grace_ms", "got -1"),

@@ -13,7 +13,8 @@ final class JobFixture {
     init(worker name: String = "w1", mode: String = "default") {
         let loop = Loop.current
         queue = WorkerQueue(worker: Worker(DaemonConfig.Worker(name: name, mode: mode)),
-                            mailbox: LaneMailbox(mainLoop: loop) {}, mainLoop: loop, metrics: metrics)
+                            mailbox: LaneMailbox(mainLoop: loop) {}, mainLoop: loop, metrics: metrics,
+                            kindSlots: KindSlots())
     }
 
     /// A new job, the next in submission order (or at `sequence`, which

@@ -49,9 +49,12 @@ final class LoopdAsAnotherUser {
 
     /// Starts loopd as `Account.loopd` with `tables` (the TOML tables after
     /// `[server]` and `[journal]`: workers, actions), `[server]` keys
-    /// `server` added to those the harness sets, and `environment` added
-    /// to a bare one; returns once it answers a ping (bounded).
-    init(tables: String = twoWorkers, server: String = "", environment: [String: String] = [:]) throws {
+    /// `server` added to those the harness sets, `[quotas]` keys `quotas`
+    /// and `[limits]` keys `limits` (each table empty by default: the
+    /// documented defaults), and `environment` added to a bare one;
+    /// returns once it answers a ping (bounded).
+    init(tables: String = twoWorkers, server: String = "", quotas: String = "", limits: String = "",
+         environment: [String: String] = [:]) throws {
         directory = try Self.privateDirectory()
         socketPath = directory + "/loopd.sock"
         let config = """
@@ -60,6 +63,10 @@ final class LoopdAsAnotherUser {
             state_dir = "\(directory)/state"
             socket_mode = "0666"
             \(server)
+            [limits]
+            \(limits)
+            [quotas]
+            \(quotas)
             [journal]
             fsync = false
             # loopd runs as uid 1 without the capabilities to switch users:

@@ -297,7 +297,7 @@ struct TOMLValidDocumentTests {
     func shippedConfigsParse() throws {
         let text = try #require(ConfigTestFiles.read("Config/loopd.toml"))
         let root = try TOMLParser.parse(text)
-        #expect(root.keys == ["server", "limits", "journal", "exec", "workers", "actions"])
+        #expect(root.keys == ["server", "limits", "quotas", "journal", "exec", "workers", "actions"])
         #expect(root["workers"]?.array?.count == 2)
         let production = try TOMLParser.parse(try #require(ConfigTestFiles.read("Config/loopd.production.toml")))
         #expect(production["workers"]?.array?.count == 3)

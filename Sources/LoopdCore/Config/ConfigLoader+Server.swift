@@ -87,7 +87,7 @@ extension ConfigLoader {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
             "max_retained_bytes", "max_expires_in_ms", "default_expires_in_ms", "max_retries", "max_retry_backoff_ms",
-            "max_unique_key_bytes",
+            "max_unique_key_bytes", "max_requests_per_pass",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -110,6 +110,7 @@ extension ConfigLoader {
         if let n = try t.intValue("max_retries", in: ConfigRanges.maxRetries) { l.maxRetries = n }
         if let n = try t.int("max_retry_backoff_ms", in: ConfigRanges.maxRetryBackoffMs) { l.maxRetryBackoffMs = n }
         if let n = try t.intValue("max_unique_key_bytes", in: ConfigRanges.maxUniqueKeyBytes) { l.maxUniqueKeyBytes = n }
+        if let n = try t.intValue("max_requests_per_pass", in: ConfigRanges.maxRequestsPerPass) { l.maxRequestsPerPass = n }
         return l
     }
 

@@ -55,13 +55,14 @@ public enum ConfigLoader {
 
     /// The top level: which tables exist, then each in turn.
     static func read(_ root: ConfigTable) throws(ConfigError) -> DaemonConfig {
-        try root.rejectUnknownKeys(allowed: ["server", "limits", "journal", "exec", "workers", "actions"])
+        try root.rejectUnknownKeys(allowed: ["server", "limits", "journal", "exec", "workers", "actions", "quotas"])
         var config = DaemonConfig()
         if let server = try root.table("server") { config.server = try readServer(server) }
         if let limits = try root.table("limits") { config.limits = try readLimits(limits) }
         if let journal = try root.table("journal") { config.journal = try readJournal(journal) }
         if let exec = try root.table("exec") { config.exec = try readExecDefaults(exec) }
         config.workers = try readWorkers(root)
+        if let quotas = try root.table("quotas") { config.quotas = try readQuotas(quotas) }
         if let actions = try root.table("actions") { config.actions = try readActions(actions) }
         return config
     }

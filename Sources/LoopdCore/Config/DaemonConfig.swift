@@ -8,6 +8,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var limits = Limits()
     /// `[journal]`
     public var journal = Journal()
+    /// `[quotas]`: per-uid bounds (DaemonConfig+Quotas.swift).
+    public var quotas = Quotas()
     /// `[[workers]]`, in file order; at least one, names unique.
     public var workers: [Worker] = [Worker(name: "w1")]
     /// `[exec]`: how every exec action's children are contained.
@@ -80,6 +82,10 @@ public struct DaemonConfig: Sendable, Equatable {
         public var maxRetryBackoffMs: Int64 = 300_000
         /// `max_unique_key_bytes`: the longest `unique_key` a submit may give.
         public var maxUniqueKeyBytes = 256
+        /// `max_requests_per_pass`: requests of one connection handled per
+        /// main-loop pass; the rest wait in its buffer for the next pass,
+        /// so one pipelining client cannot hold the loop (and the watchdog).
+        public var maxRequestsPerPass = 64
         /// The documented defaults.
         public init() {}
     }

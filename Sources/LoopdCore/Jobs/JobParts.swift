@@ -12,12 +12,16 @@ final class JobKind: Sendable {
     /// scheduler, so as long as any job.
     unowned(unsafe) let queue: WorkerQueue
     let metrics: JobMetrics
+    /// Its jobs' set in the `jobs` index (`JobIndex`): a slot of its own,
+    /// so filing a job hashes no worker or action name.
+    let indexSlot: Int
 
-    init(action: any JobAction, named actionName: String, queue: WorkerQueue, metrics: JobMetrics) {
+    init(action: any JobAction, named actionName: String, queue: WorkerQueue, metrics: JobMetrics, indexSlot: Int) {
         self.action = action
         self.actionName = actionName
         self.queue = queue
         self.metrics = metrics
+        self.indexSlot = indexSlot
     }
 }
 

@@ -55,6 +55,11 @@ extension JobScheduler {
         let queue = job.queue
         queue.outstanding -= 1
         outstandingJobs -= 1
+        let argBytes = Job.argumentBytes(job.args)
+        ledger.change(job.clientUID) {
+            $0.jobs -= 1
+            $0.argBytes -= argBytes
+        }
         if end != .cancelled { queue.finished += 1 }
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)

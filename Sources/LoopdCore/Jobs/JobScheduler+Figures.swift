@@ -11,7 +11,7 @@ extension JobScheduler {
     func workerInfo(_ q: WorkerQueue, stallThreshold: Duration, for r: Requester) -> JSON {
         let w = q.worker
         let (loopState, stalled) = w.loopState(stallThreshold: stallThreshold)
-        let held = table.count { $0.queue === q && $0.visibleState() == .held }
+        let held = q.held
         let running = w.runningJob.current
         var fields: [(String, JSON)] = [
             ("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue)),
@@ -39,16 +39,12 @@ extension JobScheduler {
     }
 
     /// Sets the metrics read at scrape time: each worker's queue, held
-    /// jobs, running job and loop stall, and the journal's totals. One pass
-    /// over the known jobs finds the held ones of every worker.
+    /// jobs, running job and loop stall, and the journal's totals. From
+    /// the counts kept as jobs move: O(workers), whatever the jobs.
     func updateMetrics() {
-        var held: [ObjectIdentifier: Int] = [:]
-        table.forEach { job in
-            if job.visibleState() == .held { held[ObjectIdentifier(job.queue), default: 0] += 1 }
-        }
         for q in queues {
             let running = q.worker.runningJob.jobID != nil
-            q.metrics.update(queued: q.outstanding - (running ? 1 : 0), held: held[ObjectIdentifier(q)] ?? 0,
+            q.metrics.update(queued: q.outstanding - (running ? 1 : 0), held: q.held,
                              running: running, stalled: q.worker.loop.stalledDuration)
         }
         if let j = journal?.stats { metrics.updateJournal(j) }
@@ -80,6 +76,7 @@ extension JobScheduler {
             fields.append(("journal", .object([
                 ("bytes", .integer(Int64(j.fileBytes))), ("pending", .integer(Int64(j.liveJobs))),
                 ("retained_finished", .integer(Int64(j.retainedFinished))),
+                ("retained_finished_bytes", .integer(Int64(j.retainedFinishedBytes))),
                 ("commits", .integer(Int64(j.commits))), ("compactions", .integer(Int64(j.compactions))),
             ])))
         }

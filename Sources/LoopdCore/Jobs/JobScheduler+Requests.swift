@@ -58,7 +58,7 @@ extension JobScheduler {
     }
 
     private func cancelRunning(_ job: Job, id: RequestID?, from r: Requester) {
-        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id)
+        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id, uid: r.owner.uid)
         guard job.cancelRequestedBy == nil else { return }
         job.cancelRequestedBy = r.owner.uid
         job.queue.cancelRunning(job, by: r.owner.uid)
@@ -82,7 +82,13 @@ extension JobScheduler {
             r.sink.send { JobReply.write(current: job, requestID: id, into: &$0) }
             return
         }
-        let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id)
+        do {
+            try checkWaitQuota(uid: r.owner.uid)
+        } catch {
+            r.sink.send { Response.error(id: id, error, into: &$0) }
+            return
+        }
+        let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id, uid: r.owner.uid)
         guard let timeoutMs else { return }
         let timer = LoopTimer(after: .milliseconds(timeoutMs)) { [unowned self] _ in
             guard let waiter = waiters.take(serial: serial, of: jobID) else { return }
@@ -125,16 +131,59 @@ extension JobScheduler {
         }
         let states = query.states.map(Set.init)
         let everyone = seesEveryJob(r)
-        let (jobs, more) = table.page(after: after, limit: query.limit) { job in
+        let matches = { (job: Job) -> Bool in
             (everyone || job.clientUID == r.owner.uid)
                 && (query.worker.map { job.worker.name == $0 } ?? true)
                 && (query.action.map { job.actionName == $0 } ?? true)
                 && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
                 && (states.map { $0.contains(job.visibleState()) } ?? true)
         }
+        let jobs: [Job], more: Bool
+        if let sources = indexSources(query, states: states, everyone: everyone, uid: r.owner.uid, after: after) {
+            let visited: Int
+            (jobs, more, visited) = table.page(after: after, limit: query.limit, walking: sources, matching: matches)
+            lastPageVisited = visited
+        } else {
+            (jobs, more) = table.page(after: after, limit: query.limit, matching: matches)
+            lastPageVisited = nil
+        }
         let next: JSON = more ? .string(jobIDs.codec.cursor(after: jobs[jobs.count - 1].sequence)) : .null
         let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
         r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
+    }
+
+    /// The index sets a filtered page walks: of the owner (for a client
+    /// that sees only its own jobs), the worker, the action, or the states
+    /// asked for, whichever holds the fewest jobs; every job that can match
+    /// is in it. Nil without a filter the index serves: the page walks the
+    /// table.
+    private func indexSources(_ query: JobsQuery, states: Set<JobState>?, everyone: Bool, uid: UInt32,
+                              after: UInt64?) -> [SequenceSet.Members]? {
+        let index = table.index
+        var candidates: [[SequenceSet]] = []
+        if !everyone { candidates.append([index.owner(uid) ?? SequenceSet()]) }
+        if let name = query.worker { candidates.append(index.worker(name)) }
+        if let name = query.action { candidates.append(index.action(name)) }
+        var filed: Set<JobIndex.Filed> = []
+        if let states {
+            filed = Set(states.map(JobIndex.Filed.holding))
+            var sets = filed.sorted { $0.rawValue < $1.rawValue }.map { index.state($0) }
+            // A job its lane started shows as running before the lane's
+            // report files it so: each worker's running job joins a
+            // running filter.
+            if filed.contains(.running) && !filed.contains(.waiting) {
+                var started = SequenceSet()
+                for q in queues {
+                    if let id = q.worker.runningJob.jobID, let job = table[id] { started.insertIfAbsent(job.sequence) }
+                }
+                sets.append(started)
+            }
+            candidates.append(sets)
+        }
+        let cheapest = candidates.min { a, b in
+            a.reduce(0) { $0 + $1.count } < b.reduce(0) { $0 + $1.count }
+        }
+        return cheapest.map { sets in sets.map { $0.members(after: after) } }
     }
 
     /// The sequence a cursor continues after: enciphered like the ids

@@ -38,10 +38,14 @@ final class JobScheduler: @unchecked Sendable {
     /// Every worker's queue, in configuration order.
     private(set) var queues: [WorkerQueue] = []
     private var queuesByName: [String: WorkerQueue] = [:]
+    /// The slots of the jobs' kinds in the `jobs` index.
+    private let kindSlots = KindSlots()
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
     var table: JobTable
-    let waiters = JobWaiters()
+    /// What each uid holds now, for `[quotas]` (`JobScheduler+Quotas`).
+    let ledger: UserLedger
+    let waiters: JobWaiters
     var stats = Stats()
     /// The Prometheus metrics of jobs, workers and the journal.
     let metrics: DaemonMetrics
@@ -67,6 +71,10 @@ final class JobScheduler: @unchecked Sendable {
     private let logsMoves: Bool
     /// The `unique_key`s of the jobs the daemon knows, per uid.
     var uniqueKeys = UniqueKeys()
+    /// How many jobs the last indexed `jobs` page looked at (nil: it
+    /// walked the table); tests read it to show a page's cost does not
+    /// grow with jobs the filters leave out.
+    var lastPageVisited: Int?
     /// The backoff's jitter: a number in `0...ceiling`. Tests set one of
     /// their own (a seeded generator, or one that records the ceilings).
     var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
@@ -83,6 +91,9 @@ final class JobScheduler: @unchecked Sendable {
         table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes,
                          ids: jobIDs.codec)
         self.log = log
+        let ledger = UserLedger()
+        self.ledger = ledger
+        waiters = JobWaiters(ledger: ledger)
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
@@ -97,7 +108,8 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Starts a worker and its lane.
     func addWorker(_ config: DaemonConfig.Worker) {
-        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop, metrics: metrics)
+        let queue = WorkerQueue(worker: Worker(config), mailbox: mailbox, mainLoop: loop, metrics: metrics,
+                                kindSlots: kindSlots)
         queues.append(queue)
         queuesByName[config.name] = queue
         if config.placement == .auto { automatic.append(queue) }
@@ -113,7 +125,16 @@ final class JobScheduler: @unchecked Sendable {
     /// here (and `Job.advance(to:)`, which refuses an illegal one), and is
     /// logged here, at debug.
     func move(_ job: Job, to next: Job.State) {
+        let filed = JobIndex.Filed(job.state, of: job)
         let previous = job.advance(to: next)
+        if let filed {
+            let refiled = JobIndex.Filed(next, of: job)
+            if refiled != filed {
+                table.refile(job, from: filed, to: refiled)
+                if filed == .waiting { job.queue.countWaiting(job, -1) }
+                if refiled == .waiting { job.queue.countWaiting(job, 1) }
+            }
+        }
         if logsMoves { log(.debug, "job \(job.id): \(previous) -> \(next)", [(.jobID, job.id)]) }
     }
 
@@ -171,6 +192,9 @@ final class JobScheduler: @unchecked Sendable {
         if s.durable && gate == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
+        let argBytes = Job.argumentBytes(s.args)
+        // A replayed job was accepted before: it counts, and is never refused.
+        if jobID == nil { try checkJobQuotas(uid: owner.uid, argBytes: argBytes, durable: s.durable) }
         // A new id must not be one an earlier run's job still answers to.
         let (sequence, id) = jobIDs.next(keeping: jobID) { made in
             table.hasOtherID(made) || journal?.finishedStatus(id: made) != nil
@@ -182,9 +206,14 @@ final class JobScheduler: @unchecked Sendable {
                       acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt)
         schedule(job)
         table.insert(job, generatedID: jobID == nil)
+        if JobIndex.Filed(job.state, of: job) == .waiting { queue.countWaiting(job, 1) }
         if let key = s.uniqueKey { registerUniqueKey(key, owner: owner.uid, jobID: id) }
         queue.outstanding += 1
         outstandingJobs += 1
+        ledger.change(owner.uid) {
+            $0.jobs += 1
+            $0.argBytes += argBytes
+        }
         if s.durable, jobID == nil, let gate {
             gate.journal.appendSubmitted(DurableJob(job))
             gate.arm()

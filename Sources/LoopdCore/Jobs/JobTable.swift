@@ -27,6 +27,8 @@ struct JobTable {
     private var otherIDs = OtherJobIDs()
     /// Jobs known now.
     private(set) var count = 0
+    /// The known jobs by owner, worker, action and state, for `jobs`.
+    private(set) var index = JobIndex()
 
     /// A place in the submission order; `job` is nil once it is forgotten
     /// (a sweep tests the reference, and never reads the job).
@@ -111,6 +113,13 @@ struct JobTable {
         if !generatedID && generatedSequence(job.id) != job.sequence { otherIDs.insert(job.id, sequence: job.sequence) }
         order.append(Slot(sequence: job.sequence, job: job))
         count += 1
+        if let filed = JobIndex.Filed(job.state, of: job) { index.insert(job, as: filed) }
+    }
+
+    /// A known job moved between the states the index files it under
+    /// (`JobScheduler.move`); `new` nil: it was forgotten.
+    mutating func refile(_ job: Job, from old: JobIndex.Filed, to new: JobIndex.Filed?) {
+        index.move(job, from: old, to: new)
     }
 
     /// Keeps an ended job queryable; returns the jobs it displaces (the
@@ -194,6 +203,33 @@ struct JobTable {
             jobs.append(job)
         }
         return (jobs, false)
+    }
+
+    /// Like `page(after:limit:matching:)`, walking only the members of
+    /// `sources` (merged, ascending; a sequence in several is visited
+    /// once) instead of every known job: each must hold every job that
+    /// can match. `visited` counts the jobs looked at, the cost of the page.
+    func page(after: UInt64?, limit: Int, walking sources: [SequenceSet.Members],
+              matching matches: (Job) -> Bool) -> (jobs: [Job], more: Bool, visited: Int) {
+        var sources = sources
+        var heads = sources.indices.map { sources[$0].pop() }
+        var jobs: [Job] = []
+        var visited = 0
+        var last: UInt64?
+        while true {
+            var pick = -1, sequence = UInt64.max
+            for i in heads.indices {
+                if let h = heads[i], pick < 0 || h < sequence { (pick, sequence) = (i, h) }
+            }
+            guard pick >= 0 else { return (jobs, false, visited) }
+            heads[pick] = sources[pick].pop()
+            if sequence == last { continue }
+            last = sequence
+            visited += 1
+            guard let job = job(at: sequence), matches(job) else { continue }
+            if jobs.count == limit { return (jobs, true, visited) }
+            jobs.append(job)
+        }
     }
 
     /// Calls `body` with every known job, in submission order.

@@ -3,7 +3,9 @@ import LoopdProtocol
 
 /// Requests parked until a job ends: `wait`s, and `cancel`s of running
 /// jobs. A waiter holds nothing but its connection's reply sink; one whose
-/// connection closes is dropped at once. Main thread only.
+/// connection closes is dropped at once. Each `wait` and duplicate is
+/// counted against its uid in the ledger while it is parked
+/// (`quotas.max_waits`). Main thread only.
 final class JobWaiters {
     /// What a parked request answers once its job ends.
     enum Kind {
@@ -23,6 +25,15 @@ final class JobWaiters {
         var timer: LoopTimer?
         /// Tells this waiter apart from others on the same job.
         let serial: UInt64
+        /// The uid it counts against (`wait` and `duplicate`); nil for a
+        /// `cancel`, which only a job that runs can park.
+        let countedUID: UInt32?
+    }
+
+    private let ledger: UserLedger
+
+    init(ledger: UserLedger) {
+        self.ledger = ledger
     }
 
     private var byJob: [String: [Waiter]] = [:]
@@ -32,11 +43,14 @@ final class JobWaiters {
 
     var isEmpty: Bool { byJob.isEmpty }
 
-    /// Parks a request on `jobID`; returns its serial. The sink owes the reply from now on.
-    func add(_ kind: Kind, on jobID: String, sink: ReplySink, requestID: RequestID?) -> UInt64 {
+    /// Parks a request of `uid` on `jobID`; returns its serial. The sink owes the reply from now on.
+    func add(_ kind: Kind, on jobID: String, sink: ReplySink, requestID: RequestID?, uid: UInt32) -> UInt64 {
         nextSerial += 1
         sink.owe()
-        byJob[jobID, default: []].append(Waiter(kind: kind, sink: sink, requestID: requestID, timer: nil, serial: nextSerial))
+        let counted: UInt32? = kind == .cancel ? nil : uid
+        if let counted { ledger.change(counted) { $0.waits += 1 } }
+        byJob[jobID, default: []].append(Waiter(kind: kind, sink: sink, requestID: requestID, timer: nil,
+                                                serial: nextSerial, countedUID: counted))
         jobsBySink[ObjectIdentifier(sink), default: []].insert(jobID)
         return nextSerial
     }
@@ -53,6 +67,7 @@ final class JobWaiters {
         guard !byJob.isEmpty, let waiters = byJob.removeValue(forKey: jobID) else { return [] }
         for w in waiters {
             w.timer?.invalidate()
+            uncount(w)
             forget(jobID, for: w.sink)
         }
         return waiters
@@ -64,6 +79,7 @@ final class JobWaiters {
         let w = waiters.remove(at: i)
         byJob[jobID] = waiters.isEmpty ? nil : waiters
         w.timer?.invalidate()
+        uncount(w)
         if !waiters.contains(where: { $0.sink === w.sink }) { forget(jobID, for: w.sink) }
         return w
     }
@@ -76,10 +92,16 @@ final class JobWaiters {
             waiters.removeAll { w in
                 guard w.sink === sink else { return false }
                 w.timer?.invalidate()
+                uncount(w)
                 return true
             }
             byJob[jobID] = waiters.isEmpty ? nil : waiters
         }
+    }
+
+    /// A waiter left: its uid holds one wait fewer.
+    private func uncount(_ w: Waiter) {
+        if let uid = w.countedUID { ledger.change(uid) { $0.waits -= 1 } }
     }
 
     private func forget(_ jobID: String, for sink: ReplySink) {

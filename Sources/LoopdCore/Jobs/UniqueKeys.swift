@@ -69,7 +69,12 @@ extension JobScheduler {
             } else if job.state.isEnded {
                 r.sink.send { JobReply.write(current: job, requestID: id, duplicate: true, into: &$0) }
             } else {
-                _ = waiters.add(.duplicate, on: jobID, sink: r.sink, requestID: id)
+                do {
+                    try checkWaitQuota(uid: r.owner.uid)
+                    _ = waiters.add(.duplicate, on: jobID, sink: r.sink, requestID: id, uid: r.owner.uid)
+                } catch {
+                    r.sink.send { Response.error(id: id, error, into: &$0) }
+                }
             }
             return true
         }

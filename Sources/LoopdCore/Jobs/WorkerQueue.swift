@@ -12,6 +12,14 @@ final class WorkerQueue: @unchecked Sendable {
     var outstanding = 0
     /// Jobs it ended other than by a cancel.
     var finished = 0
+    /// Its jobs filed as waiting (`JobIndex.Filed.waiting`: queued or held,
+    /// not delayed), in all and by the mode they need, so `workers` and the
+    /// metrics tell the held ones without walking the jobs.
+    private(set) var waiting = 0
+    private var waitingInEveryMode = 0
+    /// Those of the default mode, most jobs, counted without hashing a mode.
+    private var waitingInDefaultMode = 0
+    private var waitingByMode: [Loop.Mode: Int] = [:]
     /// The worker's own metrics.
     let metrics: WorkerMetrics
     /// Its jobs' kinds by action name (made on first use), and their
@@ -20,6 +28,8 @@ final class WorkerQueue: @unchecked Sendable {
     private var jobMetrics: [String: JobMetrics] = [:]
     /// The last kind, asked again first (jobs come in runs of one action).
     private var lastKind: JobKind?
+    /// Gives each kind its slot in the `jobs` index.
+    private let kindSlots: KindSlots
     /// Jobs for this worker waiting for the next journal commit. While a
     /// durable job waits, later jobs for the same worker wait behind it, so
     /// the worker still runs them in arrival order.
@@ -30,11 +40,32 @@ final class WorkerQueue: @unchecked Sendable {
     private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
 
-    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop, metrics: DaemonMetrics) {
+    init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop, metrics: DaemonMetrics, kindSlots: KindSlots) {
         self.worker = worker
+        self.kindSlots = kindSlots
         self.mainLoop = mainLoop
         self.metrics = metrics.worker(named: worker.name)
         lane = JobLane(worker: worker, mailbox: mailbox, mainLoop: mainLoop)
+    }
+
+    /// Counts `job` in (`delta` 1) or out (-1) of the waiting jobs.
+    func countWaiting(_ job: Job, _ delta: Int) {
+        waiting += delta
+        guard let modes = job.modes else {
+            waitingInEveryMode += delta
+            return
+        }
+        for m in modes {
+            if m == .default { waitingInDefaultMode += delta } else { waitingByMode[m, default: 0] += delta }
+        }
+    }
+
+    /// Waiting jobs the worker's mode does not admit now: what `workers`
+    /// and the metrics call held. O(1): the waiting jobs less those that
+    /// run in every mode and those of the mode it runs.
+    var held: Int {
+        let mode = worker.runMode
+        return waiting - waitingInEveryMode - (mode == .default ? waitingInDefaultMode : waitingByMode[mode] ?? 0)
     }
 
     /// Hands a job to the worker's lane. Jobs are batched: consecutive
@@ -63,7 +94,7 @@ final class WorkerQueue: @unchecked Sendable {
         }
         let m = jobMetrics[name] ?? daemon.jobs(action: name, on: metrics)
         jobMetrics[name] = m
-        let k = JobKind(action: action, named: name, queue: self, metrics: m)
+        let k = JobKind(action: action, named: name, queue: self, metrics: m, indexSlot: kindSlots.next())
         kinds[name] = k
         lastKind = k
         return k
@@ -94,5 +125,17 @@ final class WorkerQueue: @unchecked Sendable {
         let jobs = batch, lane = self.lane
         batch = []
         worker.thread.perform(modes: batchModes) { lane.arrive(jobs) }
+    }
+}
+
+/// Hands out the slots of the `jobs` index's per-kind sets, one per
+/// `JobKind` ever made (a reload makes new kinds; the old ones' sets empty
+/// as their jobs are forgotten). Main thread only.
+final class KindSlots {
+    private var count = 0
+
+    func next() -> Int {
+        defer { count += 1 }
+        return count
     }
 }

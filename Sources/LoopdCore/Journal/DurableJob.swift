@@ -168,6 +168,9 @@ public struct JournalStats: Sendable, Equatable {
     public var liveJobs = 0
     /// Finished jobs still retained.
     public var retainedFinished = 0
+    /// Their estimated memory (`FinishedJob.retainedBytes`), bounded by
+    /// `limits.max_retained_bytes`.
+    public var retainedFinishedBytes = 0
     /// Successful commits (each: one write, one fdatasync when fsync is on).
     public var commits = 0
     /// Commits that failed and were rolled back.

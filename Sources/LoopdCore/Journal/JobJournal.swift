@@ -80,10 +80,12 @@ public final class JobJournal {
     ///   - fsync: sync each commit; off only for tests and benchmarks.
     ///   - retentionSeconds: how long finished jobs stay queryable.
     ///   - compactionThresholdBytes: the log is never compacted below this size.
+    ///   - retainedByteLimit: `limits.max_retained_bytes`: the estimated
+    ///     memory finished jobs may hold; past it the oldest are forgotten.
     ///   - clock: Unix milliseconds; injected by tests.
     public init(
         directory: String, fsync: Bool = true, retentionSeconds: Int64,
-        compactionThresholdBytes: Int = 8 << 20,
+        compactionThresholdBytes: Int = 8 << 20, retainedByteLimit: Int = .max,
         clock: @escaping () -> Int64 = { JobJournal.unixMilliseconds() }
     ) throws(JournalError) {
         precondition(retentionSeconds >= 0, "journal retention must not be negative")
@@ -108,7 +110,7 @@ public final class JobJournal {
         // The records are applied as the scan reads them, into tables sized
         // for the submits beforehand: a journal of a million pending jobs
         // is neither kept twice nor grown step by step.
-        var live = JournalState()
+        var live = JournalState(retainedByteLimit: retainedByteLimit)
         live.reservePending(JournalScan.countFrames(bytes, type: JournalRecord.submittedType))
         let scan = try JournalScan.scan(bytes, path: path) { live.apply($0, size: $1) }
 
@@ -282,6 +284,19 @@ public final class JobJournal {
         return job
     }
 
+    /// `limits.max_retained_bytes` for the retained finishes (a reload may
+    /// change it; the next finish applies it).
+    public var retainedByteLimit: Int {
+        get { state.retainedByteLimit }
+        set { state.retainedByteLimit = newValue }
+    }
+
+    /// The estimated memory the retained finishes of `uid`'s durable jobs
+    /// hold (`quotas.max_durable_retained_bytes`).
+    public func retainedFinishedBytes(of uid: UInt32) -> Int {
+        state.retainedMemory(of: uid)
+    }
+
     /// When (Unix ms, by the journal's clock) the oldest retained finish
     /// passes retention; nil while none is retained. Commits expire retained
     /// finishes as they go; an idle daemon calls `compactIfNeeded()` at this
@@ -296,6 +311,7 @@ public final class JobJournal {
         stats.fileBytes = committedEnd
         stats.liveJobs = state.pendingCount
         stats.retainedFinished = state.finishedCount
+        stats.retainedFinishedBytes = state.retainedMemory
         return stats
     }
 

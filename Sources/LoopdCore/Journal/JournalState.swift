@@ -11,7 +11,10 @@ struct JournalState {
 
     private struct Finished {
         var job: FinishedJob
+        /// Its bytes in the file.
         var size: Int
+        /// Its estimated bytes in memory (`FinishedJob.retainedBytes`).
+        var memory: Int
     }
 
     /// Pending jobs in submission order (a replay re-queues them in the
@@ -31,6 +34,23 @@ struct JournalState {
     /// keep. Compared with the file size to decide whether to compact.
     private(set) var liveBytes = 0
 
+    /// The estimated memory the retained finished jobs hold, in all and
+    /// per submitting uid (`quotas.max_durable_retained_bytes`); a record
+    /// without a uid counts in the total only.
+    private(set) var retainedMemory = 0
+    private var retainedMemoryByUID: [UInt32: Int] = [:]
+    /// `limits.max_retained_bytes`: past it the oldest finished jobs are
+    /// forgotten, as the job table forgets non-durable ones (the newest is
+    /// always kept), and compaction leaves their records out of the file.
+    var retainedByteLimit = Int.max
+
+    init(retainedByteLimit: Int = .max) {
+        self.retainedByteLimit = retainedByteLimit
+    }
+
+    /// The estimated memory of `uid`'s retained finished jobs.
+    func retainedMemory(of uid: UInt32) -> Int { retainedMemoryByUID[uid] ?? 0 }
+
     var pendingCount: Int { pendingIndex.count }
     var finishedCount: Int { finished.count }
 
@@ -46,18 +66,49 @@ struct JournalState {
         switch record {
         case let .submitted(job):
             // A later record wins: a re-submitted id is pending again, last in order.
-            if !finished.isEmpty, let old = finished.removeValue(forKey: job.id) { liveBytes -= old.size }
+            if !finished.isEmpty { removeFinished(job.id) }
             if let i = pendingIndex.updateValue(pendingOrder.count, forKey: job.id) { clearPending(at: i) }
             pendingOrder.append(Pending(job: job, size: size))
             liveBytes += size
         case let .finished(job):
             // The submit record is dead once its finish is durable.
             removePending(job.id)
-            if let old = finished[job.id] { liveBytes -= old.size }
-            finished[job.id] = Finished(job: job, size: size)
+            removeFinished(job.id)
+            let memory = job.retainedBytes
+            finished[job.id] = Finished(job: job, size: size, memory: memory)
             expiryQueue.append((job.id, job.finishedAt))
             liveBytes += size
+            countMemory(memory, of: job.clientUID)
+            if retainedMemory > retainedByteLimit { forgetOldest() }
         }
+    }
+
+    /// Takes the finished job `id` out, if it is retained.
+    private mutating func removeFinished(_ id: String) {
+        guard let old = finished.removeValue(forKey: id) else { return }
+        liveBytes -= old.size
+        countMemory(-old.memory, of: old.job.clientUID)
+    }
+
+    private mutating func countMemory(_ delta: Int, of uid: UInt32?) {
+        retainedMemory += delta
+        guard let uid else { return }
+        let now = (retainedMemoryByUID[uid] ?? 0) + delta
+        retainedMemoryByUID[uid] = now == 0 ? nil : now
+    }
+
+    /// Forgets the oldest finished jobs while they hold more than
+    /// `retainedByteLimit`, keeping at least the newest. O(1) amortised:
+    /// each expiry entry is passed once.
+    private mutating func forgetOldest() {
+        while retainedMemory > retainedByteLimit && finished.count > 1 && expiryHead < expiryQueue.count {
+            let entry = expiryQueue[expiryHead]
+            expiryHead += 1
+            if let current = finished[entry.id], current.job.finishedAt == entry.finishedAt {
+                removeFinished(entry.id)
+            }
+        }
+        compactExpiryQueue()
     }
 
     /// Takes the pending job `id` out, if it is pending.
@@ -102,13 +153,18 @@ struct JournalState {
             let entry = expiryQueue[expiryHead]
             expiryHead += 1
             if let current = finished[entry.id], current.job.finishedAt == entry.finishedAt {
-                finished[entry.id] = nil
-                liveBytes -= current.size
+                removeFinished(entry.id)
             }
         }
         // Emptied after a peak: give the storage back rather than keep the
         // peak's capacity for the daemon's lifetime.
         if finished.isEmpty && finished.capacity > 1024 { finished = [:] }
+        compactExpiryQueue()
+    }
+
+    /// Drops the consumed prefix of the expiry queue once it dominates,
+    /// keeping pops O(1) amortised.
+    private mutating func compactExpiryQueue() {
         if expiryHead == expiryQueue.count {
             expiryQueue.removeAll(keepingCapacity: expiryQueue.capacity <= 1024)
             expiryHead = 0

@@ -34,6 +34,11 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     private let maxPendingBytes: Int
     /// Reading is paused: more than `maxPendingBytes` of replies wait unread.
     private(set) var readPaused = false
+    /// The framer holds complete lines beyond this pass's share: they are
+    /// handled from the server's backlog before the socket is read again.
+    private var hasBufferedLines = false
+    /// Whether the server's backlog holds this connection now.
+    private var inBacklog = false
     private unowned let server: Server
 
     init(id: Int, fd: Int32, peer: UnixSocket.Peer, server: Server, limits: DaemonConfig.Limits) {
@@ -61,34 +66,39 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
 
     private func handle(_ readiness: LoopFileDescriptorSource.Readiness) {
         if readiness.writable || (readiness.hangup && unsentBytes > 0) { flush() }
-        if state == .open && !readPaused && (readiness.readable || readiness.hangup) { readRequests() }
+        // Lines already buffered go first, from the backlog, before the socket is read again.
+        if state == .open && !readPaused && !hasBufferedLines && (readiness.readable || readiness.hangup) { serve() }
         closeIfDone()
     }
 
-    /// Reads what is there (a bounded amount, to stay fair to other clients:
-    /// the level-triggered source calls again) and handles each line.
-    private func readRequests() {
+    /// Handles up to `limits.max_requests_per_pass` requests: the lines
+    /// already buffered first, then what the socket has (a bounded amount:
+    /// the level-triggered source calls again). A connection with more
+    /// complete lines than its share keeps them buffered, does not read
+    /// its socket meanwhile (so the buffer stays one read's size), and
+    /// waits in the server's backlog, which serves each such connection
+    /// once per pass in turn: one client pipelining thousands of requests
+    /// cannot hold the main loop, its timers (the watchdog's) or the other
+    /// clients for more than its share.
+    func serve() {
         // A worker may have answered a job whose end the main thread has
         // not recorded yet; a request sent after that answer must see it.
         server.scheduler.recordReports()
-        for _ in 0..<8 {
-            guard state == .open, !readPaused else { return }
+        var budget = server.config.limits.maxRequestsPerPass
+        let hadBufferedLines = hasBufferedLines
+        if hasBufferedLines {
+            guard handleBuffered(&budget) else { return }
+        }
+        reading: for _ in 0..<8 {
+            guard state == .open, !readPaused, !hasBufferedLines, budget > 0 else { break }
             let result = server.readBuffer.withUnsafeMutableBytes { Descriptor.read(fd, into: $0) }
             switch result {
             case .bytes(let n):
-                let outcome = server.readBuffer.withUnsafeBytes { raw in
-                    framer.append(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line in
-                        server.handleLine(line, from: self)
-                    }
-                }
-                if outcome == .lineTooLong {
-                    sink.send(Response.error(id: nil, ProtocolError(.tooLarge, "request line longer than \(framer.maxLineBytes) bytes; closing the connection")))
-                    stopReading()
-                    return
-                }
-                if n < server.readBuffer.count { return }
+                server.readBuffer.withUnsafeBytes { raw in framer.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) }
+                guard handleBuffered(&budget) else { return }
+                if n < server.readBuffer.count { break reading }
             case .wouldBlock:
-                return
+                break reading
             case .endOfFile:
                 // A peer that closed entirely can read no reply: close now,
                 // dropping what is owed to it (its `wait`s cost nothing
@@ -101,6 +111,40 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
                 return
             }
         }
+        if state == .open && hasBufferedLines && !readPaused && !inBacklog {
+            inBacklog = true
+            server.scheduleBacklog(self)
+        }
+        // Only a change of backlog changes what the socket is watched for;
+        // re-aiming it every pass would cost a system call and a poll.
+        if hasBufferedLines != hadBufferedLines { updateInterest() }
+    }
+
+    /// The server's backlog reached this connection: its next share.
+    func serveBacklog() {
+        inBacklog = false
+        guard state == .open, !readPaused, hasBufferedLines else { return }
+        serve()
+        closeIfDone()
+    }
+
+    /// Hands buffered lines to the server, at most `budget` of them, and
+    /// takes what it handled from the budget; false when the connection
+    /// stopped reading (an over-long line).
+    private func handleBuffered(_ budget: inout Int) -> Bool {
+        var handled = 0
+        let drained = framer.drain(maxLines: budget) { line in
+            handled += 1
+            server.handleLine(line, from: self)
+        }
+        budget -= handled
+        hasBufferedLines = drained == .more
+        guard drained != .lineTooLong else {
+            sink.send(Response.error(id: nil, ProtocolError(.tooLarge, "request line longer than \(framer.maxLineBytes) bytes; closing the connection")))
+            stopReading()
+            return false
+        }
+        return true
     }
 
     /// A reply was queued on the sink: flush it at the end of the current
@@ -130,6 +174,11 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
             readPaused = true
         } else if readPaused && unsent <= maxPendingBytes / 2 {
             readPaused = false
+            // Lines buffered before the pause are next, from the backlog.
+            if hasBufferedLines && state == .open && !inBacklog {
+                inBacklog = true
+                server.scheduleBacklog(self)
+            }
         }
         updateInterest(unsent: unsent)
         closeIfDone()
@@ -138,7 +187,7 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     private func updateInterest(unsent: Int? = nil) {
         guard state != .closed else { return }
         var interest: IOInterest = []
-        if state == .open && !readPaused { interest.insert(.readable) }
+        if state == .open && !readPaused && !hasBufferedLines { interest.insert(.readable) }
         if (unsent ?? unsentBytes) > 0 { interest.insert(.writable) }
         source?.interest = interest
     }

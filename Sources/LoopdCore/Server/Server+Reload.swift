@@ -30,6 +30,7 @@ extension Server {
         config = kept
         scheduler.config = kept
         scheduler.table.retainedByteLimit = kept.limits.maxRetainedBytes
+        scheduler.journal?.retainedByteLimit = kept.limits.maxRetainedBytes
         applySpin()
         var message = "configuration reloaded: \(scheduler.actions.count) actions, \(workers.count) workers"
         if !added.isEmpty { message += ", started \(added.joined(separator: ", "))" }

@@ -26,6 +26,10 @@ final class Server: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var flushQueue: [Connection] = []
     private var flushScheduled = false
+    /// Connections with requests buffered beyond their share of a pass
+    /// (`limits.max_requests_per_pass`), served in turn once per pass.
+    private var backlog: [Connection] = []
+    private var backlogScheduled = false
 
     enum State { case running, draining, stopped }
 
@@ -77,6 +81,14 @@ final class Server: @unchecked Sendable {
             Descriptor.close(fd)
             return
         }
+        if let refusal = scheduler.connectionQuotaRefusal(uid: peer.uid) {
+            // As `busy`: one line without an id, then the connection closes.
+            let line = Response.error(id: nil, refusal)
+            _ = line.utf8CString.withUnsafeBytes { UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+            Descriptor.close(fd)
+            return
+        }
+        scheduler.ledger.change(peer.uid) { $0.connections += 1 }
         scheduler.metrics.connectionAccepted()
         let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)
         nextConnectionID += 1
@@ -86,6 +98,7 @@ final class Server: @unchecked Sendable {
 
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        scheduler.ledger.change(c.peer.uid) { $0.connections -= 1 }
         scheduler.waiters.dropAll(of: c.sink)
     }
 
@@ -101,6 +114,23 @@ final class Server: @unchecked Sendable {
             let queue = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
             for c in queue { c.flush() }
+        }
+    }
+
+    /// Serves `c`'s next share of requests in the next pass, after every
+    /// connection already waiting: round robin, one share each per pass.
+    /// The block that serves the backlog is queued anew each pass while it
+    /// is not empty, so the loop does not sleep on buffered requests and
+    /// still turns (its timers, the other sockets) between two shares.
+    func scheduleBacklog(_ c: Connection) {
+        backlog.append(c)
+        guard !backlogScheduled else { return }
+        backlogScheduled = true
+        loop.perform(inModes: [.common]) { [unowned self] in
+            backlogScheduled = false
+            let turn = backlog
+            backlog.removeAll(keepingCapacity: true)
+            for c in turn { c.serveBacklog() }
         }
     }
 }

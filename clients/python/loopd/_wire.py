@@ -27,7 +27,8 @@ def decode(line: bytes) -> Optional[Dict[str, Any]]:
 
 def closing_error(reply: Dict[str, Any]) -> Optional[LoopdError]:
     """For a reply with ``"id":null`` whose code means the daemon closes the
-    connection (too_large, busy, shutting_down): that error; else None."""
+    connection (too_large, busy, shutting_down, quota_exceeded for a
+    connection beyond the user's quota): that error; else None."""
     if reply.get("id") is None and reply.get("ok") is False:
         err = reply.get("error")
         if isinstance(err, dict) and err.get("code") in CLOSING_CODES:

@@ -45,6 +45,7 @@ __all__ = [
     "UnknownWorkerError",
     "UnknownJobError",
     "QueueFullError",
+    "QuotaExceededError",
     "ForbiddenError",
     "TooLargeError",
     "JobTimeoutError",
@@ -172,6 +173,8 @@ ERROR_TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ("unknown_worker", "UnknownWorkerError", "request", "The named worker does not exist."),
     ("unknown_job", "UnknownJobError", "request", "No job has that id (or its status is past retention)."),
     ("queue_full", "QueueFullError", "request", "The worker's queue is at its configured limit."),
+    ("quota_exceeded", "QuotaExceededError", "request",
+     "The client's uid is at one of its per-user quotas; the message names the quota and its value."),
     ("forbidden", "ForbiddenError", "request", "The client's uid/gid may not do that."),
     ("too_large", "TooLargeError", "request",
      "A request line is longer than the daemon's maximum; the daemon closes the connection."),
@@ -186,8 +189,9 @@ ERROR_TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ("internal", "InternalError", "request", "A fault inside the daemon; the message says what."),
 )
 
-#: Codes after which the daemon closes the connection (sent with ``"id":null``).
-CLOSING_CODES = frozenset({"too_large", "busy", "shutting_down"})
+#: Codes after which the daemon closes the connection (sent with ``"id":null``;
+#: ``quota_exceeded`` so only for a connection beyond ``quotas.max_connections``).
+CLOSING_CODES = frozenset({"too_large", "busy", "shutting_down", "quota_exceeded"})
 
 # Declared for type checkers; bound by the loop below.
 BadRequestError: Type[LoopdError]
@@ -196,6 +200,7 @@ UnknownActionError: Type[LoopdError]
 UnknownWorkerError: Type[LoopdError]
 UnknownJobError: Type[LoopdError]
 QueueFullError: Type[LoopdError]
+QuotaExceededError: Type[LoopdError]
 ForbiddenError: Type[LoopdError]
 TooLargeError: Type[LoopdError]
 JobTimeoutError: Type[JobError]

@@ -59,7 +59,8 @@ def loopd_binary() -> str:
 class Daemon:
     """loopd on a private config, socket and state directory."""
 
-    def __init__(self, workdir: str, *, workers: int = 3, limits: str = "", server: str = "") -> None:
+    def __init__(self, workdir: str, *, workers: int = 3, limits: str = "", server: str = "",
+                 quotas: str = "") -> None:
         self.binary = loopd_binary()
         self.workdir = workdir
         self.socket_path = os.path.join(workdir, "loopd.sock")
@@ -76,6 +77,9 @@ log_level = "warning"
 
 [limits]
 {limits}
+
+[quotas]
+{quotas}
 
 [journal]
 fsync = false

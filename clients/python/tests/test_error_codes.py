@@ -1,8 +1,8 @@
 """Every error code a client can make loopd answer, as its exception class.
 
 Reached here: bad_request, unknown_op, unknown_action, unknown_worker,
-unknown_job, queue_full, forbidden (as root: a child process that becomes
-`nobody`), too_large, timeout, job_failed, cancelled, shutting_down, busy,
+unknown_job, queue_full, quota_exceeded and forbidden (as root: a child
+process that becomes `nobody`), too_large, timeout, job_failed, cancelled, shutting_down, busy,
 journal_unavailable (as root: loopd's state directory on a 1 MiB tmpfs,
 filled up, as in Tests/reliability/faults.py).
 
@@ -229,6 +229,43 @@ def test_another_uids_job_is_unknown_and_their_actions_forbidden(daemon, client)
     client.cancel(job)
     assert got == {"mode": "ForbiddenError", "status": "UnknownJobError", "wait": "UnknownJobError",
                    "cancel": "UnknownJobError", "exec": "ForbiddenError", "echo": "ok"}
+
+
+def test_quota_exceeded_for_a_user_past_its_quotas(make_daemon):
+    """quotas bind every uid but root and loopd's own: nobody's second job
+    and second connection are refused with QuotaExceededError, naming the
+    quota; its first job is kept."""
+    daemon = make_daemon(server='socket_mode = "0666"', quotas="max_jobs = 1\nmax_connections = 1")
+    nobody = pwd.getpwnam("nobody")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: becomes nobody and reports what each request got
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            got = {}
+            with loopd.Client(daemon.socket_path, timeout=10) as c:
+                kept = c.submit("noop", wait=False, delay_ms=60_000).job
+                for name, call in [("second_job", lambda: c.submit("noop", wait=False)),
+                                   ("second_connection", lambda: loopd.Client(daemon.socket_path, timeout=10).ping())]:
+                    try:
+                        call()
+                        got[name] = "ok"
+                    except loopd.LoopdError as e:
+                        got[name] = [type(e).__name__, e.code, "quotas.max_" in e.message]
+                got["kept"] = c.status(kept).state
+            os.write(w, json.dumps(got).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        got = json.loads(f.read() or "{}")
+    os.waitpid(pid, 0)
+    assert got == {"second_job": ["QuotaExceededError", "quota_exceeded", True],
+                   "second_connection": ["QuotaExceededError", "quota_exceeded", True],
+                   "kept": "delayed"}
 
 
 def _fill(directory):

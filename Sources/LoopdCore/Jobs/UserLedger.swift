@@ -1,0 +1,44 @@
+/// What each uid holds of the daemon now: the figures `[quotas]` bounds
+/// (`DaemonConfig.Quotas`). One table keyed by uid, outside `Job`, so a
+/// job costs nothing more for being counted; a uid that holds nothing has
+/// no entry. Main thread only (the scheduler, its waiters and the server
+/// change it as jobs, waits and connections come and go).
+final class UserLedger {
+    /// One uid's holdings.
+    struct Usage: Equatable {
+        /// Jobs accepted and not ended.
+        var jobs = 0
+        /// The estimated heap bytes of those jobs' arguments (`Job.argumentBytes`).
+        var argBytes = 0
+        /// `wait` requests and waited duplicate submits parked on jobs.
+        var waits = 0
+        /// Open connections.
+        var connections = 0
+
+        var isEmpty: Bool { jobs == 0 && argBytes == 0 && waits == 0 && connections == 0 }
+        var isNonNegative: Bool { jobs >= 0 && argBytes >= 0 && waits >= 0 && connections >= 0 }
+    }
+
+    private var byUID: [UInt32: Usage] = [:]
+
+    /// What `uid` holds now.
+    func usage(of uid: UInt32) -> Usage { byUID[uid] ?? Usage() }
+
+    /// How many uids hold anything.
+    var userCount: Int { byUID.count }
+
+    /// Changes what `uid` holds; an entry left empty is dropped.
+    /// One lookup of the uid, the entry changed in place.
+    func change(_ uid: UInt32, _ body: (inout Usage) -> Void) {
+        guard let i = byUID.index(forKey: uid) else {
+            var usage = Usage()
+            body(&usage)
+            assert(usage.isNonNegative, "uid \(uid) would hold less than nothing: \(usage)")
+            if !usage.isEmpty { byUID[uid] = usage }
+            return
+        }
+        body(&byUID.values[i])
+        assert(byUID.values[i].isNonNegative, "uid \(uid) would hold less than nothing: \(byUID.values[i])")
+        if byUID.values[i].isEmpty { byUID.remove(at: i) }
+    }
+}
