@@ -58,6 +58,13 @@ public enum FileSystem {
         return stat(path, &info) == 0
     }
 
+    /// The working directory (getcwd(3)); "/" if it cannot be read.
+    public static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether `path` is a directory (stat(2), following links).
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()

@@ -23,7 +23,8 @@ final class ExecSupervisor: Sendable {
         guard config.exec.cgroup == .auto else {
             return ExecSupervisor(cgroups: nil, unavailable: "[exec] cgroup = \"off\"")
         }
-        switch JobCgroups.prepare(wanting: ExecContainment.controllers(config), daemonStartedAtUnixMs: startedAtUnixMs) {
+        switch JobCgroups.prepare(wanting: ExecContainment.controllers(config), stateDirectory: config.server.stateDirectory,
+                                  daemonStartedAtUnixMs: startedAtUnixMs) {
         case .success(let cgroups): return ExecSupervisor(cgroups: cgroups, unavailable: nil)
         case .failure(let why): return ExecSupervisor(cgroups: nil, unavailable: why.reason)
         }

@@ -4,9 +4,10 @@ import Synchronization
 
 /// The cgroups of exec jobs: one per running job, under
 /// `<loopd's own cgroup>/loopd-jobs`, each named `<daemon>.<n>` where
-/// `<daemon>` names this daemon instance (its pid, start time and a random
-/// number) so that daemons sharing a cgroup, and leftovers of one that was
-/// killed, never collide. Made at start where loopd may write its own cgroup: under the
+/// `<daemon>` is `<state>-<pid>-<start>-<random>`: which state directory
+/// the daemon serves (a hash of its path), and this instance of it, so that
+/// daemons sharing a cgroup never collide, and a loopd cleans up only what
+/// an earlier run of itself (the same state directory) was killed with. Made at start where loopd may write its own cgroup: under the
 /// shipped unit (`Delegate=yes`), or as root on the unified hierarchy.
 ///
 /// Limits (`tasks_max`, `memory_max`, `cpu_max`) need their controllers
@@ -22,12 +23,23 @@ final class JobCgroups: Sendable {
     /// The controllers enabled for job groups.
     let controllers: Set<String>
     private let daemon: String
+    /// The state directory's part of `daemon`.
+    private let state: String
     private let counter = Atomic<UInt64>(0)
 
-    private init(root: Cgroup, controllers: Set<String>, daemon: String) {
+    private init(root: Cgroup, controllers: Set<String>, daemon: String, state: String) {
         self.root = root
         self.controllers = controllers
         self.daemon = daemon
+        self.state = state
+    }
+
+    /// A state directory's name part: FNV-1a of its absolute path, base 36.
+    private static func stateTag(_ directory: String) -> String {
+        let path = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
+        var hash: UInt32 = 2_166_136_261
+        for byte in path.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return String(hash, radix: 36)
     }
 
     /// Where job groups cannot be made, and why: what a config error names.
@@ -40,7 +52,8 @@ final class JobCgroups: Sendable {
     /// controllers enabled for them where the host delegates them (those it
     /// does not are simply left out: a limit that needs one fails at
     /// `ExecContainment.resolve` with the reason).
-    static func prepare(wanting wanted: Set<String>, daemonStartedAtUnixMs: Int64) -> Result<JobCgroups, Unavailable> {
+    static func prepare(wanting wanted: Set<String>, stateDirectory: String,
+                        daemonStartedAtUnixMs: Int64) -> Result<JobCgroups, Unavailable> {
         guard let own = Cgroup.ofThisProcess() else {
             return .failure(Unavailable(reason: "this host has no unified (v2) cgroup hierarchy"))
         }
@@ -59,9 +72,10 @@ final class JobCgroups: Sendable {
         if !delegated.isEmpty {
             enabled = enable(delegated, under: own, jobs: root)
         }
-        let daemon = "\(processID())-\(String(UInt64(max(0, daemonStartedAtUnixMs)), radix: 36))-"
+        let state = stateTag(stateDirectory)
+        let daemon = "\(state)-\(processID())-\(String(UInt64(max(0, daemonStartedAtUnixMs)), radix: 36))-"
             + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        return .success(JobCgroups(root: root, controllers: enabled, daemon: daemon))
+        return .success(JobCgroups(root: root, controllers: enabled, daemon: daemon, state: state))
     }
 
     /// Enables `controllers` on `own` and on the jobs' root; returns those
@@ -104,13 +118,15 @@ final class JobCgroups: Sendable {
         return group
     }
 
-    /// Kills and removes the job groups of daemons that are gone: what a
-    /// loopd killed outright (SIGKILL, a crash) left behind. A group is
-    /// left alone while the process that made it still runs.
+    /// Kills and removes the job groups that an earlier run of this loopd
+    /// (the same state directory) left when it was killed outright
+    /// (SIGKILL, a crash). A group is left alone while the process that
+    /// made it still runs, and another loopd's are never touched.
     func removeLeftovers() -> Int {
         var removed = 0
         for name in root.children() {
-            guard let dash = name.firstIndex(of: "-"), let pid = Int32(name[..<dash]),
+            let parts = name.split(separator: "-")
+            guard parts.count == 4, parts[0] == state, let pid = Int32(parts[1]),
                   pid != processID(), !processExists(pid) else { continue }
             let group = root.child(name)
             if group.canKill { try? group.kill() }
