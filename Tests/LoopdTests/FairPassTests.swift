@@ -172,6 +172,7 @@ private final class NotifyListener: @unchecked Sendable {
     func stop() {
         lock.withLock { stopped = true }
         while thread?.isFinished == false { usleep(10_000) }
+        thread = nil  // its closure holds this listener: the cycle ends here
         close(fd)
         unlink(path)
     }
