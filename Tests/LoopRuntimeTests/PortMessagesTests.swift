@@ -13,16 +13,24 @@ import Testing
 
     /// `await task.value`, bounded: a reader still running after `seconds`
     /// is cancelled (which ends its iteration) and an issue recorded.
+    /// Whether the reader ended is learnt on a loop thread of its own, not
+    /// by this test resuming: other suites' blocking tests may hold Swift's
+    /// cooperative pool longer than the bound (seen under ThreadSanitizer).
     private func value<T: Sendable>(of task: Task<T, Never>, within seconds: Double = 30,
                                     sourceLocation: SourceLocation = #_sourceLocation) async -> T {
+        let observer = LoopThread(name: "pm-observer")
+        defer { shutDown(observer) }
         let done = Flag()
+        Task(executorPreference: observer) {
+            _ = await task.value
+            done.open()
+        }
         let watchdog = TestThread("pm-watchdog") { () -> Bool in
             if done.wait(seconds) { return false }
             task.cancel()
             return true
         }
         let result = await task.value
-        done.open()
         if watchdog.join() == true {
             Issue.record("the reader did not finish within \(seconds) s; cancelled it", sourceLocation: sourceLocation)
         }

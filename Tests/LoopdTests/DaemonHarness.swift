@@ -177,6 +177,26 @@ final class TestClient {
         }
     }
 
+    /// Reads until `lines` more lines have come (or end of file, or the
+    /// receive timeout), counting them without making a string of each:
+    /// for a flood of replies whose content does not matter. Calls
+    /// `counted` with each chunk's count; returns how many came.
+    @discardableResult
+    func skipLines(_ lines: Int, counted: (Int) -> Void = { _ in }) -> Int {
+        var seen = buffer.count { $0 == 0x0A }
+        buffer.removeAll()
+        counted(seen)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while seen < lines {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            let newLines = chunk[0..<n].count { $0 == 0x0A }
+            seen += newLines
+            counted(newLines)
+        }
+        return seen
+    }
+
     /// The next reply, parsed.
     func readReply() -> JSON? {
         guard let line = readLine() else { return nil }

@@ -41,7 +41,9 @@ struct FairPassTests {
         let flooder = Shared(try d.client(as: .nobody), batch), other = try d.client(as: .bin)
         let received = Counter()
         let reader = Thread {
-            while received.value < requests, flooder.client.readLine() != nil { received.add(1) }
+            // Counted, not parsed: a string per reply would cost minutes of the
+            // cooperative pool under ThreadSanitizer, which other suites need.
+            flooder.client.skipLines(requests) { received.add($0) }
             received.finish()
         }
         let floodStart = notify.count
