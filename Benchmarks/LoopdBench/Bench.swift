@@ -23,9 +23,12 @@ final class Bench {
     let pipelined64Client: Scenario
     /// Submits with random priorities, 64 pipelined, beside beanstalkd's `put`.
     let priorities64: Scenario
+    /// The exec action `true` instead of `noop`: a child process per job.
+    let exec1: Scenario
+    let exec16: Scenario
     var scenarios: [Scenario] {
         [sequential1, sequential1Client, sequential1Spin, clients16, pipelined64, pipelined64Client, clients50, durable,
-         priorities64]
+         priorities64, exec1, exec16]
     }
 
     /// How long each redis-benchmark run should last (sized from the previous one).
@@ -82,6 +85,14 @@ final class Bench {
                          depth: 64, durable: false, seconds: quick ? 1 : 3, warmup: quick ? 2000 : 10000)
         p.randomPriorities = true
         priorities64 = p
+        var e = Scenario(key: "exec1", name: "exec /bin/true, 1 client, sequential", clients: 1, depth: 1,
+                         durable: false, seconds: quick ? 1 : 2, warmup: quick ? 20 : 100)
+        e.exec = true
+        exec1 = e
+        e = Scenario(key: "exec16", name: "exec /bin/true, 16 clients, sequential each", clients: 16, depth: 1,
+                     durable: false, seconds: quick ? 1 : 2, warmup: quick ? 2 : 10)
+        e.exec = true
+        exec16 = e
         redisSeconds = quick ? 0.75 : 2.5
         budgetSeconds = quick ? 45 : 240
         redisRequests = [1: quick ? 5000 : 2000, 50: 20000]
@@ -151,6 +162,9 @@ final class Bench {
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
               + "\(Files.fileSystemName(directory)) (`\(directory)`)")
+        let execUser = daemon.execUser.map { $0.isEmpty ? "loopd's own user (`[exec] user = \"\"`)" : "`\($0)`" }
+        out("- exec1, exec16: the action `true` (`/bin/true`), children as "
+              + (execUser.map { "\($0), contained" } ?? "loopd's own user, uncontained (this loopd has no `[exec]`)"))
         if let loopdSpin {
             out("- the opt-in spin row: a second loopd (pid \(loopdSpin.pid)), the same but for "
                   + "`spin_before_sleeping_us = \(options.spinUs)` (off by default), measured right after the first")
@@ -181,6 +195,8 @@ final class Bench {
             measure(durable)
             measureBeanstalk()
             measure(priorities64)
+            measure(exec1)
+            measure(exec16)
         }
 
         let table = report(cpus: cpus)
@@ -396,6 +412,8 @@ final class Bench {
                       target: Target(text: "≥ 50% of redis PING, 50 clients") { _, ratio in ratio.map { $0 >= 0.5 } }))
         table.add(row(durable, redisClients: nil,
                       target: Target(text: "≥ 20,000 acks/s, fsync on") { r, _ in r >= 20_000 }))
+        table.add(row(exec1, redisClients: nil, target: nil))
+        table.add(row(exec16, redisClients: nil, target: nil))
         out(table.render())
         if selected(priorities64.key) { out("\n" + prioritiesTable().render()) }
 
@@ -436,6 +454,8 @@ final class Bench {
             + "sharing one connection on the client's event loop (`client.taskExecutor`), each awaiting its typed "
             + "reply; ratio: each round's figure ÷ the raw-socket row's of the same round (measured just before), "
             + "median over the rounds.")
+        out("- exec rows: the exec action `true` (`/bin/true`) instead of `noop`, each job a child process loopd "
+            + "starts and waits for; loopd's CPU counts its own threads, not the children's.")
         out("- redis: the faster of PING_INLINE and PING_MBULK per run. ratio: each round's loopd figure ÷ the "
             + "redis run taken just before it (same load), median over the rounds; redis req/s: median of its runs.")
         out("- server CPU = loopd's (all its threads) CPU seconds ÷ wall seconds of the measured run, "

@@ -190,6 +190,8 @@ enum Request {
     static let okTrue = Array(#","ok":true"#.utf8)
     /// A `noop` the client waits for.
     static let noopWait = Array(#","op":"submit","action":"noop","worker":"any"}"#.utf8) + [0x0A]
+    /// The exec action `true` (`/bin/true`, see `LoopdProcess`), waited for.
+    static let execWait = Array(#","op":"submit","action":"true","worker":"any"}"#.utf8) + [0x0A]
     /// A durable `noop` acknowledged once journaled (fsync'd), not waited for.
     static let durableAsync =
         Array(#","op":"submit","action":"noop","worker":"any","durable":true,"wait":false}"#.utf8) + [0x0A]

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// The loopd under test: a real child process on a throw-away config (socket
-/// and state directory in the run's temp directory, journal fsync on).
+/// and state directory in the run's temp directory, journal fsync on, and
+/// the exec action `true` for the `exec1` and `exec16` rows).
 final class LoopdProcess {
     let pid: pid_t
     let socketPath: String
@@ -12,6 +13,10 @@ final class LoopdProcess {
     let binary: String
     /// Runs with the opt-in spin: registered as `Children.loopdSpin`.
     let spins: Bool
+    /// The `[exec] user` its config names (`nobody` when the benchmark runs
+    /// as root, else `""`), or nil for a loopd from before `[exec]`, which
+    /// refuses the table and runs exec children as its own user, uncontained.
+    let execUser: String?
 
     /// `spinUs`: `server.spin_before_sleeping_us` (nil: loopd's default, no spin).
     init(binary: String, directory: String, workers: Int, logLevel: String?, spinUs: Int? = nil) throws(BenchError) {
@@ -32,12 +37,37 @@ final class LoopdProcess {
             [journal]
             fsync = true
 
+            [actions.true]
+            argv = ["/bin/true"]
+            allow_users = ["*"]
+
             """
         for k in 1...workers { config += "\n[[workers]]\nname = \"w\(k)\"\n" }
-        try Files.write(configPath, config)
+        // loopd never runs exec children as its own user when it can switch
+        // users (root here), and cannot switch otherwise.
+        let user = effectiveUserID() == 0 ? "nobody" : ""
+        try Files.write(configPath, config + "\n[exec]\nuser = \(tomlString(user))\n")
+        if try Self.accepts(binary, configPath: configPath, directory: directory) {
+            execUser = user
+        } else {
+            // A loopd from before `[exec]`: an unknown table to it.
+            try Files.write(configPath, config)
+            execUser = nil
+        }
         pid = try Processes.spawn(binary, ["--config", configPath], cwd: directory, logPath: logPath)
         record(pid)
         try waitReady(seconds: 15)
+    }
+
+    /// Whether `binary --check-config` accepts the config at `configPath`.
+    private static func accepts(_ binary: String, configPath: String, directory: String) throws(BenchError) -> Bool {
+        let check = try Processes.spawn(binary, ["--check-config", "--config", configPath], cwd: directory,
+                                        logPath: directory + "/check-config.log")
+        guard let status = Processes.waitExit(check, seconds: 15) else {
+            Processes.stop(check, graceSeconds: 1)
+            throw BenchError("\(binary) --check-config did not finish within 15 s")
+        }
+        return status == "exited 0"
     }
 
     /// Connects and pings until loopd answers; fails early if it exits.

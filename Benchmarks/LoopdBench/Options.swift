@@ -27,16 +27,17 @@ struct Options {
     /// `seq1spin` row measures (the first runs loopd's default, no spin).
     var spinUs = 50
     /// Measurements to run (default all): seq1 seq1client seq1spin c16 pipe64 pipe64client c50 durable redis
-    /// prio64 (prio64: random priorities, beside beanstalkd).
+    /// prio64 exec1 exec16 (prio64: random priorities, beside beanstalkd; exec1 and exec16: the exec action
+    /// `true`, a child process per job).
     var only: Set<String>?
     /// Measure the round trips of the job operations instead (`--operations`).
     var operations = false
     static let measurements: Set<String> = ["seq1", "seq1client", "seq1spin", "c16", "pipe64", "pipe64client", "c50",
-                                            "durable", "redis", "prio64"]
+                                            "durable", "redis", "prio64", "exec1", "exec16"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
-                  [--only seq1,seq1client,seq1spin,c16,pipe64,pipe64client,c50,durable,redis,prio64]
+                  [--only seq1,seq1client,seq1spin,c16,pipe64,pipe64client,c50,durable,redis,prio64,exec1,exec16]
                   [--thread-per-client] [--spin-us N]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
@@ -47,7 +48,8 @@ struct Options {
           --keep       keep that directory (loopd.log, journal, redis-benchmark output)
           --only LIST  run only these measurements (for profiling); the table shows the rest as —
                        (seq1client and pipe64client, the rows through the Swift client library
-                       LoopdClient, are judged against seq1 and pipe64: run those too)
+                       LoopdClient, are judged against seq1 and pipe64: run those too; exec1 and exec16
+                       submit the exec action true, /bin/true, with 1 and 16 clients)
           --spin-us N  the opt-in row seq1spin: 1 client, sequential, against a second loopd
                        with server.spin_before_sleeping_us = N (default 50; 1...10000)
           --log-level L  loopd's server.log_level (default: loopd's default, info, which logs every job)

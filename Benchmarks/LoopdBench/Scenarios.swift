@@ -19,7 +19,11 @@ struct Scenario: Sendable {
     /// Submits with random priorities, not waited for (the `prio64` row).
     var randomPriorities = false
 
-    var request: [UInt8] { durable ? Request.durableAsync : Request.noopWait }
+    /// Submits the exec action `true` instead of the built-in `noop` (the
+    /// `exec1` and `exec16` rows): a child process per job.
+    var exec = false
+
+    var request: [UInt8] { exec ? Request.execWait : durable ? Request.durableAsync : Request.noopWait }
 
     /// The requests a client sends, cycled: one, or one per priority.
     var requests: [[UInt8]] { randomPriorities ? Request.randomPriorities : [request] }
