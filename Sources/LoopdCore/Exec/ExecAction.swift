@@ -53,7 +53,8 @@ struct ExecAction: JobAction {
             return
         }
         if let procs { Descriptor.close(procs) }
-        ExecRun(context: context, action: self, child: started, tree: ExecTree(leader: started.pid, cgroup: cgroup)).begin()
+        let tree = ExecTree(leader: started.pid, cgroup: cgroup, cgroups: supervisor.cgroups)
+        ExecRun(context: context, action: self, child: started, tree: tree).begin()
     }
 }
 

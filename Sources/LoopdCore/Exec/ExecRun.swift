@@ -150,24 +150,30 @@ final class ExecRun: @unchecked Sendable {
         killTimer?.invalidate()
         closePipe(0)
         closePipe(1)
-        tree.kill()
+        // A process group is signalled while the main process's zombie
+        // still holds its id; a cgroup once that is reaped (below).
+        if tree.cgroup == nil { tree.kill() }
         let reaped = SignalPlatform.reapWithUsage(child.pid)
         context.usage = usage(reaped: reaped?.usage)
-        removeCgroup(attempt: 0)
+        if !tree.removeOrKill() { removeCgroup(attempt: 1) }
         action.supervisor.treeEnded()
         releaseWhenDone()
         guard !abandoned else { return }
         context.complete(outcome(exit))
     }
 
+    /// The tree's CPU time and peak memory from its cgroup, else the main
+    /// process's CPU time from wait4. Never wait4's peak: the child ran in
+    /// loopd's memory until it executed, and the kernel counts loopd's
+    /// resident set as that peak.
     private func usage(reaped: SignalPlatform.ReapedUsage?) -> JobUsage? {
         if let tree = tree.cgroupUsage(), let cpu = tree.cpu {
-            return JobUsage(cpuUserUsec: cpu.user, cpuSystemUsec: cpu.system,
-                            memoryPeakBytes: tree.memoryPeak ?? reaped.map { $0.maxResidentKilobytes * 1024 }, source: .cgroup)
+            return JobUsage(cpuUserUsec: cpu.user, cpuSystemUsec: cpu.system, memoryPeakBytes: tree.memoryPeak,
+                            source: .cgroup)
         }
         guard let reaped else { return nil }
         return JobUsage(cpuUserUsec: reaped.userMicroseconds, cpuSystemUsec: reaped.systemMicroseconds,
-                        memoryPeakBytes: reaped.maxResidentKilobytes * 1024, source: .rusage)
+                        memoryPeakBytes: nil, source: .rusage)
     }
 
     private func outcome(_ exit: ProcessExit) -> ActionOutcome {
@@ -196,12 +202,13 @@ final class ExecRun: @unchecked Sendable {
     }
 
     /// Removes the job's cgroup once the killed processes have left it,
-    /// looking again every 10 ms for up to 5 s; after that the group is
-    /// left for the next start of loopd to remove (`JobCgroups.removeLeftovers`).
+    /// looking every 10 ms for up to 5 s; after that the group is left for
+    /// the next start of loopd to remove (`JobCgroups.removeLeftovers`).
     private func removeCgroup(attempt: Int) {
-        guard let cgroup = tree.cgroup else { return }
-        if (try? cgroup.remove()) != nil || attempt >= 500 { return }
-        let retry = LoopTimer(after: .milliseconds(10)) { [self] _ in removeCgroup(attempt: attempt + 1) }
+        guard let cgroup = tree.cgroup, attempt <= 500 else { return }
+        let retry = LoopTimer(after: .milliseconds(10)) { [self] _ in
+            if (try? cgroup.remove()) == nil { removeCgroup(attempt: attempt + 1) }
+        }
         loop.add(retry, forMode: .common)
     }
 

@@ -18,12 +18,14 @@ final class ExecSupervisor: Sendable {
     }
 
     /// Job cgroups as `[exec] cgroup` asks, with the controllers the
-    /// config's limits need.
+    /// config's limits need, and the memory controller where the host
+    /// delegates it, for each job's peak memory.
     static func make(_ config: DaemonConfig, startedAtUnixMs: Int64) -> ExecSupervisor {
         guard config.exec.cgroup == .auto else {
             return ExecSupervisor(cgroups: nil, unavailable: "[exec] cgroup = \"off\"")
         }
-        switch JobCgroups.prepare(wanting: ExecContainment.controllers(config), stateDirectory: config.server.stateDirectory,
+        let wanted = ExecContainment.controllers(config).union(["memory"])
+        switch JobCgroups.prepare(wanting: wanted, stateDirectory: config.server.stateDirectory,
                                   daemonStartedAtUnixMs: startedAtUnixMs) {
         case .success(let cgroups): return ExecSupervisor(cgroups: cgroups, unavailable: nil)
         case .failure(let why): return ExecSupervisor(cgroups: nil, unavailable: why.reason)

@@ -22,6 +22,12 @@ final class JobCgroups: Sendable {
     let root: Cgroup
     /// The controllers enabled for job groups.
     let controllers: Set<String>
+    /// Whether this kernel kills a whole group at once (`cgroup.kill`,
+    /// Linux 5.14): learnt once, not per job.
+    let canKill: Bool
+    /// Whether job groups keep a peak of their memory (`memory.peak`: the
+    /// memory controller).
+    var countsMemory: Bool { controllers.contains("memory") }
     private let daemon: String
     /// The state directory's part of `daemon`.
     private let state: String
@@ -30,6 +36,7 @@ final class JobCgroups: Sendable {
     private init(root: Cgroup, controllers: Set<String>, daemon: String, state: String) {
         self.root = root
         self.controllers = controllers
+        canKill = root.canKill
         self.daemon = daemon
         self.state = state
     }
@@ -120,16 +127,17 @@ final class JobCgroups: Sendable {
 
     /// Kills and removes the job groups that an earlier run of this loopd
     /// (the same state directory) left when it was killed outright
-    /// (SIGKILL, a crash). A group is left alone while the process that
-    /// made it still runs, and another loopd's are never touched.
+    /// (SIGKILL, a crash), and removes the empty ones any loopd that is
+    /// gone left. A group is left alone while the process that made it
+    /// still runs, and no other loopd's processes are ever killed.
     func removeLeftovers() -> Int {
         var removed = 0
         for name in root.children() {
             let parts = name.split(separator: "-")
-            guard parts.count == 4, parts[0] == state, let pid = Int32(parts[1]),
-                  pid != processID(), !processExists(pid) else { continue }
+            guard parts.count == 4, let pid = Int32(parts[1]), pid != processID(), !processExists(pid) else { continue }
             let group = root.child(name)
-            if group.canKill { try? group.kill() }
+            guard parts[0] == state || !group.isPopulated else { continue }
+            if canKill { try? group.kill() }
             for pid in group.processes() { SignalPlatform.sendSignal(SIGKILL, toProcess: pid) }
             // The killed take a moment to leave the group (EBUSY until then).
             for _ in 0..<100 {

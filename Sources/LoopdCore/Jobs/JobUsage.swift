@@ -19,8 +19,9 @@ public struct JobUsage: Sendable, Equatable {
     /// CPU time in the kernel on the job's behalf, microseconds.
     public var cpuSystemUsec: UInt64
     /// The most memory in use at once, bytes: the cgroup's `memory.peak`
-    /// (with the memory controller), else the largest resident set among
-    /// the processes wait4 counts; nil when neither is known.
+    /// (with the memory controller); nil where the kernel keeps no peak
+    /// for the job (wait4's would be loopd's own, whose memory the child
+    /// shared until it executed).
     public var memoryPeakBytes: UInt64?
     public var source: Source
 
