@@ -164,6 +164,7 @@ int cloop_pipe(int fds[2]) {
 
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
 #include <sys/wait.h>
 
 #ifndef SYS_close_range
@@ -191,7 +192,7 @@ struct cloop_landlock_attr {
 int cloop_restore_dumpable(void) {
     int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     if (dumpable < 0) return -1;
-    if (dumpable != 0) return 0;
+    if (dumpable == 1) return 0;
     return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 ? 1 : -1;
 }
 
@@ -251,7 +252,8 @@ static int contained_child(void *arg) {
     if (spec->cgroup_procs_fd >= 0) {
         step = CLOOP_STEP_CGROUP;
         /* "0" moves the writing process. */
-        if (syscall(SYS_write, spec->cgroup_procs_fd, "0", 1) != 1) goto fail;
+        long written = syscall(SYS_write, spec->cgroup_procs_fd, "0", 1);
+        if (written != 1) { if (written >= 0) errno = EIO; goto fail; }
     }
 
     if (spec->set_ids) {
@@ -263,10 +265,16 @@ static int contained_child(void *arg) {
         if (syscall(SYS_setresuid, spec->uid, spec->uid, spec->uid) < 0) goto fail;
     }
     /* A daemon that may switch users holds that capability as an ambient
-       one (a non-root service user); ambient capabilities would pass
-       through execve to the job. */
+       one (a non-root service user), and a switch between two users who are
+       not root keeps every capability: ambient ones would pass through
+       execve to the job, and permitted ones to a program with file
+       capabilities (no new privileges still grants what was held). */
     step = CLOOP_STEP_CAPABILITIES;
     if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) goto fail;
+    struct __user_cap_header_struct cap_header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct no_caps[_LINUX_CAPABILITY_U32S_3];
+    memset(no_caps, 0, sizeof no_caps);
+    if (syscall(SYS_capset, &cap_header, no_caps) < 0) goto fail;
     step = CLOOP_STEP_NO_NEW_PRIVS;
     if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) goto fail;
     /* After the ids: changing credentials clears the parent-death signal. */
@@ -323,6 +331,8 @@ fail:
    is not. */
 extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 
+static pthread_mutex_t switching_child = PTHREAD_MUTEX_INITIALIZER;
+
 int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step) {
     /* The child's stack: its own mapping, as glibc's posix_spawn uses. */
     const size_t stack_size = 256 * 1024;
@@ -330,6 +340,15 @@ int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *fai
     if (stack == MAP_FAILED) { *failed_step = CLOOP_STEP_STACK; return errno; }
 
     struct contained_start start = { .spec = spec, .parent = getpid(), .failed_step = 0, .error = 0 };
+    /* The child switches users while it still shares this memory, and the
+       kernel then marks that memory, ours too, not dumpable: once the
+       child has left it, it is set back. One switching child at a time:
+       another's switch must not happen between this one's read and its
+       restore (which would leave loopd not dumpable), and no restore may
+       happen while a child that runs as the job's user still shares the
+       memory (which would let that user read and write it). */
+    if (spec->set_ids) pthread_mutex_lock(&switching_child);
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     /* Every signal blocked across the clone: no handler may run in the
        child while it shares this memory. The child resets them. */
     sigset_t all, old;
@@ -339,6 +358,10 @@ int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *fai
     int clone_error = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, stack_size);
+    if (spec->set_ids) {
+        if (dumpable == 1) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        pthread_mutex_unlock(&switching_child);
+    }
 
     if (child < 0) { *failed_step = CLOOP_STEP_CLONE; return clone_error; }
     if (start.failed_step != 0) {

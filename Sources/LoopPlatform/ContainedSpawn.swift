@@ -24,11 +24,25 @@ extension ChildProcess {
         public var resource: Int32
         public var value: UInt64
 
+        public init(resource: Int32, value: UInt64) {
+            self.resource = resource
+            self.value = value
+        }
+
+        /// This process's hard limit of `resource`; nil when unlimited
+        /// (`RLIM_INFINITY`, all ones).
+        public static func hardLimit(of resource: Int32) -> UInt64? {
+            var limit = rlimit()
+            guard getrlimit(__rlimit_resource_t(UInt32(resource)), &limit) == 0, limit.rlim_max != rlim_t.max else { return nil }
+            return UInt64(limit.rlim_max)
+        }
+
         /// At most `count` open descriptors (`RLIMIT_NOFILE`).
         public static func openFiles(_ count: UInt64) -> ResourceLimit {
             ResourceLimit(resource: Int32(RLIMIT_NOFILE.rawValue), value: count)
         }
-        /// At most `seconds` of CPU time (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
+        /// At most `seconds` of CPU time (`RLIMIT_CPU`), then SIGKILL (with
+        /// the soft limit at the hard one, no SIGXCPU comes first).
         public static func cpuSeconds(_ seconds: UInt64) -> ResourceLimit {
             ResourceLimit(resource: Int32(RLIMIT_CPU.rawValue), value: seconds)
         }
@@ -61,8 +75,8 @@ extension ChildProcess {
         /// nil: the daemon's own (when it cannot switch users).
         public var identity: Identity?
         public var limits: [ResourceLimit] = []
-        /// An open `cgroup.procs` of the cgroup the child joins before
-        /// anything else it does; nil: it stays in the daemon's cgroup.
+        /// An open `cgroup.procs` of the cgroup the child joins, first
+        /// after its own session; nil: it stays in the daemon's cgroup.
         public var cgroupProcs: Int32?
         public var landlockScope: LandlockScope = []
 
@@ -75,7 +89,7 @@ extension ChildProcess {
 
     /// Spawns `command` contained: in a session and process group of its
     /// own (its pid is the group's id), in `cgroupProcs`' cgroup, with its
-    /// limits and identity, no new privileges, no ambient capabilities,
+    /// limits and identity, no new privileges, no capabilities,
     /// SIGKILL when the spawning thread ends, a Landlock domain of its own
     /// when `landlockScope` asks for one, stdin from /dev/null and stdout and
     /// stderr on two new pipes (whose non-blocking read ends are returned).
@@ -150,12 +164,12 @@ extension ChildProcess {
         case CLOOP_STEP_SETGROUPS: "setgroups"
         case CLOOP_STEP_SETGID: "setresgid"
         case CLOOP_STEP_SETUID: "setresuid"
-        case CLOOP_STEP_CAPABILITIES: "prctl (clearing ambient capabilities)"
+        case CLOOP_STEP_CAPABILITIES: "capset (dropping capabilities)"
         case CLOOP_STEP_NO_NEW_PRIVS: "prctl (no new privileges)"
         case CLOOP_STEP_PDEATHSIG: "prctl (parent-death signal)"
         case CLOOP_STEP_LANDLOCK: "landlock"
         case CLOOP_STEP_CHDIR: "chdir"
-        case CLOOP_STEP_STDIO: "dup2 (standard streams)"
+        case CLOOP_STEP_STDIO: "dup3 (standard streams)"
         case CLOOP_STEP_CLOSE: "close_range"
         default: "execve"
         }

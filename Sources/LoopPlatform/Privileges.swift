@@ -22,10 +22,6 @@ public enum Privileges {
         return mask & (1 << UInt64(capability.rawValue)) != 0
     }
 
-    /// Whether children can be started as another user: setresuid and
-    /// setresgid (CAP_SETUID, CAP_SETGID) and setgroups are allowed.
-    public static var canSwitchUsers: Bool { has(.setuid) && has(.setgid) }
-
     /// Makes the process dumpable again (prctl(2) `PR_SET_DUMPABLE`) if it
     /// is not: the kernel clears the flag when a process's credentials
     /// change, as they do when a service manager starts it as another user

@@ -6,6 +6,24 @@ public func processExists(_ pid: pid_t) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
 }
 
+/// When process `pid` started, in Unix milliseconds (to the kernel's clock
+/// tick, from a boot time known to the second); nil if it is gone or
+/// /proc cannot tell.
+public func processStartedAtUnixMilliseconds(_ pid: pid_t) -> Int64? {
+    guard case .success(let stat) = FileSystem.readFile("/proc/\(pid)/stat", limit: 4096),
+          case .success(let system) = FileSystem.readFile("/proc/stat", limit: 1 << 20) else { return nil }
+    // Fields after the command, which may hold spaces and parentheses:
+    // state is field 3, starttime (clock ticks after boot) field 22.
+    guard let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+    let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+    guard fields.count > 19, let ticks = Int64(String(decoding: fields[19], as: UTF8.self)) else { return nil }
+    let bootLine = String(decoding: system, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
+    guard let boot = bootLine.flatMap({ Int64($0.dropFirst("btime ".count)) }) else { return nil }
+    let hertz = Int64(sysconf(Int32(_SC_CLK_TCK)))
+    guard hertz > 0 else { return nil }
+    return boot * 1000 + ticks * 1000 / hertz
+}
+
 /// The process's real uid.
 public func currentUID() -> UInt32 { getuid() }
 

@@ -57,12 +57,12 @@ public enum SignalPlatform {
     }
 
     /// What a reaped child used, as wait4(2) reports it: CPU time in
-    /// microseconds and the peak resident set in kilobytes, of the child and
-    /// of the descendants it waited for.
+    /// microseconds, of the child and of the descendants it waited for.
+    /// (Not its peak memory: a child spawned sharing the parent's memory,
+    /// as contained children are, is charged the parent's resident set.)
     public struct ReapedUsage: Sendable, Equatable {
         public var userMicroseconds: UInt64
         public var systemMicroseconds: UInt64
-        public var maxResidentKilobytes: UInt64
     }
 
     /// Reaps the exited child `pid` without blocking (wait4(2), `WNOHANG`),
@@ -72,8 +72,7 @@ public enum SignalPlatform {
         var usage = rusage()
         guard cloop_reap_with_usage(pid, &status, &usage) == 1 else { return nil }
         func us(_ t: timeval) -> UInt64 { UInt64(max(0, t.tv_sec)) * 1_000_000 + UInt64(max(0, t.tv_usec)) }
-        return (status, ReapedUsage(userMicroseconds: us(usage.ru_utime), systemMicroseconds: us(usage.ru_stime),
-                                    maxResidentKilobytes: UInt64(max(0, usage.ru_maxrss))))
+        return (status, ReapedUsage(userMicroseconds: us(usage.ru_utime), systemMicroseconds: us(usage.ru_stime)))
     }
 
     /// The wait status of child `pid` if it has ended, leaving it unreaped

@@ -100,7 +100,9 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError.containment(error)
         }
-        logContainment(supervisor)
+        // What a loopd killed outright left of its jobs.
+        let leftovers = supervisor.cgroups?.removeLeftovers() ?? 0
+        logContainment(supervisor, removedLeftovers: leftovers)
         let server = Server(config: config, loop: loop, actions: actions, journal: journal, log: log, jobIDKey: jobIDKey,
                             notifier: notifier, metrics: metricsRegistry)
         server.execSupervisor = supervisor
@@ -135,17 +137,15 @@ public final class Daemon: @unchecked Sendable {
         log(.notice, "loopd stopped")
     }
 
-    /// Says once how exec jobs are contained here, and removes what a
-    /// loopd killed outright left of its jobs.
-    private func logContainment(_ supervisor: ExecSupervisor) {
+    /// Says once how exec jobs are contained here.
+    private func logContainment(_ supervisor: ExecSupervisor, removedLeftovers: Int) {
         guard config.actions.values.contains(where: { $0.exec != nil }) else { return }
         var parts: [String] = []
         parts.append(config.exec.user.isEmpty ? "exec jobs run as loopd's own user" : "exec jobs run as \(config.exec.user) unless their action names another")
         if let cgroups = supervisor.cgroups {
             let controllers = cgroups.controllers.isEmpty ? "no controllers" : cgroups.controllers.sorted().joined(separator: ", ")
             parts.append("a cgroup each under \(cgroups.root) (\(controllers))")
-            let removed = cgroups.removeLeftovers()
-            if removed > 0 { parts.append("removed \(removed) cgroups left by a loopd that was killed") }
+            if removedLeftovers > 0 { parts.append("removed \(removedLeftovers) cgroups left by a loopd that was killed") }
         } else {
             parts.append("no job cgroups (\(supervisor.cgroupsUnavailable ?? "unavailable")): a job's tree is its process group")
         }

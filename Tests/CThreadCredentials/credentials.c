@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <linux/capability.h>
 #include <sys/socket.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,4 +47,10 @@ int cthreadcred_listen_as(int fd, int backlog, unsigned int uid, unsigned int gi
 
 int cthreadcred_clear_groups(void) {
     return syscall(SYS_setgroups, 0, (void *)0) == 0 ? 0 : -1;
+}
+
+int cthreadcred_set_file_capabilities(const char *path, unsigned int permitted) {
+    struct vfs_cap_data data = { .magic_etc = VFS_CAP_REVISION_2 };
+    data.data[0].permitted = permitted;
+    return setxattr(path, "security.capability", &data, XATTR_CAPS_SZ_2, 0);
 }

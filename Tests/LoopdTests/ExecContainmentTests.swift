@@ -1,3 +1,4 @@
+import CThreadCredentials
 import Foundation
 import Glibc
 import LoopPlatform
@@ -24,9 +25,10 @@ struct ExecContainmentTests {
     }
 
     private func daemon(cgroup: DaemonConfig.ExecDefaults.CgroupMode = .auto, graceMs: Int64 = 10_000,
-                        _ actions: [String: DaemonConfig.Exec]) -> RunningDaemon {
+                        outputDrainMs: Int64 = 100, _ actions: [String: DaemonConfig.Exec]) -> RunningDaemon {
         RunningDaemon { config in
             config.exec.cgroup = cgroup
+            config.exec.outputDrainMs = outputDrainMs
             config.server.shutdownGraceMs = graceMs
             for (name, spec) in actions {
                 var a = DaemonConfig.Action()
@@ -98,6 +100,25 @@ struct ExecContainmentTests {
         #expect(markedProcesses(marker).isEmpty, "loopd stopped and left part of a tree running: \(markedProcesses(marker))")
     }
 
+    /// A job whose main process has ended is done: loopd stopping while it
+    /// reads what the rest of the tree still writes cuts that short and
+    /// ends the job with the main process's exit, not leaving it to run
+    /// again.
+    @Test func aJobDrainingItsOutputWhenLoopdStopsEndsWithItsMainProcess() throws {
+        let main = newMarker("main"), grandchild = newMarker("drain")
+        let script = Self.marked(grandchild, "while :; do sleep 0.1; done") + " & echo started"
+        let d = daemon(graceMs: 100, outputDrainMs: 60_000, ["drain": exec(["/bin/sh", "-c", script, main])])
+        let c = try d.client()
+        let job = try #require(c.call(#"{"id":1,"op":"submit","action":"drain","wait":false}"#)?["job"]?.stringValue)
+        #expect(waitUntil { markedProcesses(main).isEmpty && !markedProcesses(grandchild).isEmpty },
+                "the main process never ended with its child still running")
+        c.send(#"{"id":2,"op":"wait","job":"\#(job)"}"#)
+        d.stop()
+        let r = try #require(c.readReply(), "no reply to the wait")
+        #expect(r["state"] == "completed" && r["result"]?["stdout"] == "started\n", "\(r)")
+        #expect(markedProcesses(grandchild).isEmpty, "the rest of the tree outlived loopd: \(markedProcesses(grandchild))")
+    }
+
     /// loopd killed outright (SIGKILL, the OOM killer) cannot stop its
     /// jobs; what it leaves is documented (docs/OPERATIONS.md, "Containing
     /// exec jobs"): each job's main process gets SIGKILL with it (the
@@ -125,13 +146,58 @@ struct ExecContainmentTests {
         d.kill()
         #expect(waitUntil { markedProcesses(main).isEmpty }, "the job's main process outlived loopd: \(markedProcesses(main))")
         #expect(!markedProcesses(grandchild).isEmpty, "the premise: what the main process started lives on")
-        if cgroup == .auto, ExecSupervisor.make(DaemonConfig(), startedAtUnixMs: 0).cgroups != nil {
+        if cgroup == .auto, Self.hasJobCgroups {
             try d.start()
             #expect(waitUntil { markedProcesses(grandchild).isEmpty }, "loopd's next start left the killed loopd's tree running")
             d.terminate()
         } else {
             for pid in markedProcesses(grandchild) { Glibc.kill(pid, SIGKILL) }
         }
+    }
+
+    /// Job cgroups can be made here (a unified hierarchy loopd may write).
+    static let hasJobCgroups = ExecSupervisor.make(DaemonConfig(), startedAtUnixMs: 0).cgroups != nil
+
+    /// A leftover job group is its maker's while a process with the maker's
+    /// pid runs that started no later than the maker did: a loopd that got
+    /// its killed predecessor's pid (a restart in a PID namespace, or pid
+    /// reuse) still removes what the predecessor left, and the groups of a
+    /// loopd that runs are left alone.
+    @Test(.enabled(if: hasJobCgroups, "needs job cgroups"))
+    func leftoverGroupsAreToldByTheirMakersPidAndStart() throws {
+        let state = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        func cgroups(startedAt: Int64) throws -> JobCgroups {
+            try JobCgroups.prepare(wanting: [], stateDirectory: state, daemonStartedAtUnixMs: startedAt).get()
+        }
+        let now = unixMilliseconds()
+        // A loopd that had this process's pid an hour ago, and left a job running.
+        let killed = try cgroups(startedAt: now - 3_600_000).makeGroup(limits: [])
+        let sleeper = Process()
+        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sleeper.arguments = ["600"]
+        try sleeper.run()
+        try killed.move(sleeper.processIdentifier)
+        // A loopd that runs now, with a job group of its own.
+        let running = try cgroups(startedAt: now).makeGroup(limits: [])
+        defer { try? running.remove() }
+
+        #expect(try cgroups(startedAt: now).removeLeftovers() == 1)
+        #expect(waitUntil { !sleeper.isRunning }, "the killed loopd's job still runs")
+        #expect(!FileSystem.exists(killed.path), "the killed loopd's group is still there")
+        #expect(FileSystem.exists(running.path), "a running loopd's group was removed")
+        if sleeper.isRunning { sleeper.terminate() }
+    }
+
+    /// Job cgroups are set up at start: a reload keeps `[exec] cgroup` (the
+    /// reload record names it among what needs a restart).
+    @Test func aReloadKeepsTheCgroupModeUntilARestart() throws {
+        let d = daemon(cgroup: .auto, [:])
+        defer { d.stop() }
+        var fresh = d.daemon.config
+        fresh.exec.cgroup = .off
+        d.daemon.reload(to: fresh)
+        #expect(d.daemon.onMainThread { $0.config.exec.cgroup } == .auto)
     }
 
     // MARK: identity and limits
@@ -144,6 +210,54 @@ struct ExecContainmentTests {
         let lines = (r["result"]?["stdout"]?.stringValue ?? "").split(separator: "\n").map { $0.replacingOccurrences(of: "\t", with: " ") }
         #expect(lines == ["\(nobody.pw_uid)", "\(nobody.pw_gid)", "CapEff: 0000000000000000", "CapAmb: 0000000000000000",
                           "NoNewPrivs: 1"], "\(r)")
+    }
+
+    /// Started as its unit starts it (its own user, ambient capabilities),
+    /// loopd stays readable by that user, as Swift's crash backtracer must
+    /// read it: its /proc entries stay that user's (a process that is not
+    /// dumpable has root's), also after a child that switched users while
+    /// it shared loopd's memory, which makes the kernel mark that memory
+    /// not dumpable.
+    @Test(.enabled(if: LoopdAsAnotherUser.isAvailable, LoopdAsAnotherUser.unavailableReason))
+    func loopdStaysReadableByItsOwnUserAfterStartingChildrenAsAnother() throws {
+        let d = try LoopdAsAnotherUser(tables: LoopdAsAnotherUser.twoWorkers + """
+            [actions.whoami]
+            argv = ["/usr/bin/id", "-u"]
+            """, execUser: "nobody")
+        defer { d.stop() }
+        func procOwner() -> UInt32? {
+            var st = stat()
+            return stat("/proc/\(d.pid)/status", &st) == 0 ? st.st_uid : nil
+        }
+        #expect(procOwner() == Account.loopd.uid, "not dumpable from the start")
+        let r = try #require(try d.client(as: .root).call(#"{"id":1,"op":"submit","action":"whoami"}"#))
+        #expect(r["result"]?["stdout"]?.stringValue == "\(Account.nobody.uid)\n", "\(r)")
+        #expect(procOwner() == Account.loopd.uid, "not dumpable after a child switched users")
+    }
+
+    /// A loopd that is not root keeps its capabilities across the switch
+    /// to the job's user, and no_new_privs would still let a program with
+    /// file capabilities have those it held: a child holds none. The
+    /// program here is a copy of grep given CAP_SETUID and CAP_KILL
+    /// (permitted, not effective) as a file capability.
+    @Test(.enabled(if: LoopdAsAnotherUser.isAvailable, LoopdAsAnotherUser.unavailableReason))
+    func aChildOfALoopdWithCapabilitiesGetsNoneFromAProgramsFileCapabilities() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        chmod(dir, 0o755)
+        let program = dir + "/capable-grep"
+        try FileManager.default.copyItem(atPath: "/bin/grep", toPath: program)
+        chmod(program, 0o755)
+        let setuidAndKill: UInt32 = 1 << 7 | 1 << 5
+        try #require(cthreadcred_set_file_capabilities(program, setuidAndKill) == 0,
+                     "this filesystem keeps no file capabilities: errno \(errno)")
+        let d = try LoopdAsAnotherUser(tables: LoopdAsAnotherUser.twoWorkers + """
+            [actions.caps]
+            argv = ["\(program)", "^CapPrm", "/proc/self/status"]
+            """, execUser: "nobody")
+        defer { d.stop() }
+        let r = try #require(try d.client(as: .root).call(#"{"id":1,"op":"submit","action":"caps"}"#))
+        #expect(r["result"]?["stdout"]?.stringValue?.replacingOccurrences(of: "\t", with: " ") == "CapPrm: 0000000000000000\n", "\(r)")
     }
 
     @Test func resourceLimitsApplyToEveryChild() throws {
@@ -262,6 +376,18 @@ struct ExecContainmentTests {
         }
         // Resource limits need no cgroup.
         #expect(refusal({ $0.actions["job"]?.exec?.limitNofile = 64 }, host: root) == nil)
+    }
+
+    /// A child may lower a resource limit, never raise it past loopd's own
+    /// hard limit (the unit's LimitNOFILE=, say): such a limit stops the
+    /// start, naming the key, instead of failing every job.
+    @Test func aResourceLimitAboveLoopdsOwnStopsTheStartNamingTheKey() throws {
+        var host = root
+        host.hardLimits = [ChildProcess.ResourceLimit.openFiles(0).resource: 1088]
+        #expect(refusal({ $0.actions["job"]?.exec?.limitNofile = 1088 }, host: host) == nil)
+        let r = refusal({ $0.actions["job"]?.exec?.limitNofile = 4096 }, host: host)
+        #expect(r?.key == "actions.job.limit_nofile")
+        #expect(r?.reason.contains("above loopd's own hard limit (1088)") == true, "\(String(describing: r))")
     }
 
     @Test func aRealDaemonRefusesToStartWithALimitItCannotEnforce() throws {

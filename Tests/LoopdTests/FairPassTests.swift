@@ -132,16 +132,7 @@ private final class NotifyListener: @unchecked Sendable {
         chmod(directory, 0o755)
         path = directory + "/notify.sock"
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let r = withUnixAddress(path) { bind(fd, $0, $1) }
         guard r == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         chmod(path, 0o666)  // loopd runs as another user
         var tv = timeval(tv_sec: 0, tv_usec: 200_000)

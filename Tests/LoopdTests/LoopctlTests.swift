@@ -403,15 +403,7 @@ struct LoopctlEndToEndTests {
         server.stop()
         let path = server.path
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8))
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixAddress(path) { bind(fd, $0, $1) }
         #expect(bound == 0)
         defer { _ = close(fd); _ = unlink(path) }
         #expect(throws: ClientError.cannotConnect(path: path, errno: ECONNREFUSED)) { try LoopdClient(path: path) }

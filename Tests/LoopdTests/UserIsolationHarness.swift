@@ -52,9 +52,12 @@ final class LoopdAsAnotherUser {
     /// `server` added to those the harness sets, `[quotas]` keys `quotas`
     /// and `[limits]` keys `limits` (each table empty by default: the
     /// documented defaults), and `environment` added to a bare one;
-    /// returns once it answers a ping (bounded).
+    /// returns once it answers a ping (bounded). With `execUser`, loopd
+    /// holds the ambient capabilities its unit gives it (CAP_SETUID,
+    /// CAP_SETGID, CAP_KILL) and runs exec children as that user; without,
+    /// it has none and runs them as itself.
     init(tables: String = twoWorkers, server: String = "", quotas: String = "", limits: String = "",
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], execUser: String? = nil) throws {
         directory = try Self.privateDirectory()
         socketPath = directory + "/loopd.sock"
         let config = """
@@ -69,10 +72,8 @@ final class LoopdAsAnotherUser {
             \(quotas)
             [journal]
             fsync = false
-            # loopd runs as uid 1 without the capabilities to switch users:
-            # its exec children run as itself, which it must be told.
             [exec]
-            user = ""
+            user = "\(execUser ?? "")"
 
             """ + tables
         let configPath = directory + "/loopd.toml"
@@ -80,8 +81,9 @@ final class LoopdAsAnotherUser {
                                            attributes: [.posixPermissions: 0o644])
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(Account.loopd.uid)", "--regid=\(Account.loopd.gid)", "--clear-groups", "--",
-                             try Self.loopdBinary(), "--config", configPath]
+        let capabilities = execUser == nil ? [] : ["--inh-caps=+setuid,+setgid,+kill", "--ambient-caps=+setuid,+setgid,+kill"]
+        process.arguments = ["--reuid=\(Account.loopd.uid)", "--regid=\(Account.loopd.gid)", "--clear-groups"] + capabilities +
+            ["--", try Self.loopdBinary(), "--config", configPath]
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -112,6 +114,9 @@ final class LoopdAsAnotherUser {
         thread.start()
         return try handoff.take().get()
     }
+
+    /// loopd's pid (setpriv executes it).
+    var pid: Int32 { process.processIdentifier }
 
     /// SIGTERM, then (bounded) SIGKILL; removes the directory.
     func stop() {

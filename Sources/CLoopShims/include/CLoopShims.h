@@ -98,9 +98,9 @@ enum {
 
 /// Starts a contained child as `spec` says (see `cloop_contained_spec`),
 /// with clone(2) sharing the caller's memory until the child executes (as
-/// posix_spawn does), so a large daemon copies no page tables. Returns 0 and
-/// the child's pid, or an errno and the step that failed (the child, if it
-/// started, has been reaped).
+/// posix_spawn does), so a large daemon copies no page tables; the caller
+/// stays as dumpable as it was. Returns 0 and the child's pid, or an errno
+/// and the step that failed (the child, if it started, has been reaped).
 int cloop_spawn_contained(const cloop_contained_spec *spec, pid_t *pid, int *failed_step);
 
 /// Sets the process dumpable (PR_SET_DUMPABLE) if it is not: 1 if it was

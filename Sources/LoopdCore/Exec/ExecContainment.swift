@@ -30,6 +30,9 @@ struct ExecContainment: Sendable {
         /// user, and signal them once they are.
         var missingCapabilities: [String]
         var landlockABI: Int32
+        /// loopd's own hard resource limits by `RLIMIT_*`: a child may lower
+        /// a limit but not raise it past loopd's. Absent: unlimited.
+        var hardLimits: [Int32: UInt64] = [:]
 
         var canSwitchUsers: Bool { missingCapabilities.isEmpty }
 
@@ -38,22 +41,37 @@ struct ExecContainment: Sendable {
             if !Privileges.has(.setuid) { missing.append("CAP_SETUID") }
             if !Privileges.has(.setgid) { missing.append("CAP_SETGID") }
             if !Privileges.has(.kill) { missing.append("CAP_KILL") }
-            return Host(daemonUID: effectiveUserID(), missingCapabilities: missing, landlockABI: Privileges.landlockABI)
+            var hard: [Int32: UInt64] = [:]
+            for resource in rlimitKeys.map({ $0.limit(0).resource }) {
+                hard[resource] = ChildProcess.ResourceLimit.hardLimit(of: resource)
+            }
+            return Host(daemonUID: effectiveUserID(), missingCapabilities: missing, landlockABI: Privileges.landlockABI,
+                        hardLimits: hard)
         }
     }
 
-    /// The cgroup controller each limit key needs.
-    static let controllerOfKey = ["tasks_max": "pids", "memory_max": "memory", "cpu_max": "cpu"]
+    /// The limit keys set per process (setrlimit).
+    private static let rlimitKeys: [(key: String, value: @Sendable (DaemonConfig.Exec) -> Int64?,
+                                     limit: @Sendable (UInt64) -> ChildProcess.ResourceLimit)] = [
+        ("limit_nofile", \.limitNofile, ChildProcess.ResourceLimit.openFiles),
+        ("limit_cpu_seconds", \.limitCPUSeconds, ChildProcess.ResourceLimit.cpuSeconds),
+        ("limit_address_space", \.limitAddressSpaceBytes, ChildProcess.ResourceLimit.addressSpace),
+    ]
+
+    /// The limit keys set on the job's cgroup: the controller each needs,
+    /// its file, and what is written there.
+    private static let cgroupKeys: [(key: String, controller: String, file: String, value: @Sendable (DaemonConfig.Exec) -> Int64?,
+                                     text: @Sendable (Int64) -> String)] = [
+        ("tasks_max", "pids", "pids.max", \.tasksMax, { String($0) }),
+        ("memory_max", "memory", "memory.max", \.memoryMaxBytes, { String($0) }),
+        // CPUQuota= as systemd writes it: the quota per 100 ms period.
+        ("cpu_max", "cpu", "cpu.max", \.cpuMaxPercent, { "\($0 * 1000) 100000" }),
+    ]
 
     /// The controllers the config's limits need.
     static func controllers(_ config: DaemonConfig) -> Set<String> {
-        var wanted: Set<String> = []
-        for exec in config.actions.values.compactMap(\.exec) {
-            if exec.tasksMax != nil { wanted.insert("pids") }
-            if exec.memoryMaxBytes != nil { wanted.insert("memory") }
-            if exec.cpuMaxPercent != nil { wanted.insert("cpu") }
-        }
-        return wanted
+        let execs = config.actions.values.compactMap(\.exec)
+        return Set(cgroupKeys.filter { key in execs.contains { key.value($0) != nil } }.map(\.controller))
     }
 
     /// Every exec action's containment, or the first setting this host
@@ -75,24 +93,23 @@ struct ExecContainment: Sendable {
         if defaults.landlock == .auto && host.landlockABI >= ChildProcess.LandlockScope.minimumABI {
             c.landlockScope = [.signals, .abstractUnixSockets]
         }
-        if let n = exec.limitNofile { c.rlimits.append(.openFiles(UInt64(n))) }
-        if let s = exec.limitCPUSeconds { c.rlimits.append(.cpuSeconds(UInt64(s))) }
-        if let b = exec.limitAddressSpaceBytes { c.rlimits.append(.addressSpace(UInt64(b))) }
-        let limits: [(key: String, value: Int64?, file: String, text: (Int64) -> String)] = [
-            ("tasks_max", exec.tasksMax, "pids.max", { String($0) }),
-            ("memory_max", exec.memoryMaxBytes, "memory.max", { String($0) }),
-            // CPUQuota= as systemd writes it: the quota per 100 ms period.
-            ("cpu_max", exec.cpuMaxPercent, "cpu.max", { "\($0 * 1000) 100000" }),
-        ]
-        for limit in limits {
-            guard let value = limit.value else { continue }
-            let controller = controllerOfKey[limit.key]!  // every key above has one
+        for key in rlimitKeys {
+            guard let value = key.value(exec).map(UInt64.init) else { continue }
+            let limit = key.limit(value)
+            if let hard = host.hardLimits[limit.resource], value > hard {
+                throw Refusal(key: "actions.\(name).\(key.key)", reason: "\(value) is above loopd's own hard limit "
+                              + "(\(hard)), which its children cannot raise")
+            }
+            c.rlimits.append(limit)
+        }
+        for limit in cgroupKeys {
+            guard let value = limit.value(exec) else { continue }
             guard let cgroups = supervisor.cgroups else {
-                throw Refusal(key: "actions.\(name).\(limit.key)", reason: "needs a cgroup per job with the \(controller) "
+                throw Refusal(key: "actions.\(name).\(limit.key)", reason: "needs a cgroup per job with the \(limit.controller) "
                               + "controller, and this loopd makes no job cgroups (\(supervisor.cgroupsUnavailable ?? "unavailable"))")
             }
-            guard cgroups.controllers.contains(controller) else {
-                throw Refusal(key: "actions.\(name).\(limit.key)", reason: "needs the \(controller) controller in the job "
+            guard cgroups.controllers.contains(limit.controller) else {
+                throw Refusal(key: "actions.\(name).\(limit.key)", reason: "needs the \(limit.controller) controller in the job "
                               + "cgroups under \(cgroups.root), and the host does not delegate it there (on a hybrid host "
                               + "the unified hierarchy has no controllers; loopd picks controllers at start)")
             }

@@ -18,8 +18,10 @@ import LoopdProtocol
 /// `output_drain_ms`, then the pipes are closed, the rest of the tree is
 /// killed, the main process is reaped, and the job completes. A grandchild
 /// that holds a pipe open can neither keep the job running nor pin the
-/// worker. The main process stays unreaped until the tree's last signal,
-/// so its zombie keeps the process group's id from going to anyone else.
+/// worker. A tree without a cgroup is signalled as a process group, and
+/// its main process stays unreaped until the last such signal, so that its
+/// zombie keeps the group's id from going to anyone else; a cgroup needs no
+/// id, and is killed once the main process is reaped.
 final class ExecRun: @unchecked Sendable {
     enum Phase {
         case running
@@ -44,6 +46,8 @@ final class ExecRun: @unchecked Sendable {
     private var stopped = false
     /// loopd is stopping: the tree is killed, but the job does not end.
     private var abandoned = false
+    /// Why the main process's exit could not be watched (it was killed at once).
+    private var unwatched: String?
 
     init(context: ActionContext, action: ExecAction, child: ChildProcess.Started, tree: ExecTree) {
         self.context = context
@@ -73,6 +77,7 @@ final class ExecRun: @unchecked Sendable {
         } catch {
             // Without a pidfd the exit cannot be watched: end the tree now,
             // and reap the main process here (it is left unreaped elsewhere).
+            unwatched = "cannot watch \(spec.argv[0]), so it was killed: \(error)"
             tree.kill()
             ChildProcess.killAndReap(child.pid)
             phase = .draining(.signalled(SIGKILL))
@@ -82,8 +87,17 @@ final class ExecRun: @unchecked Sendable {
         context.onTimeout = { [self] in stop() }
         context.onCancel = { [self] in stop() }
         context.onShutdown = { [self] in
-            abandoned = true
-            stop()
+            switch phase {
+            case .running:
+                abandoned = true
+                stop()
+            case .draining:
+                // The main process has ended, and the job with it: what the
+                // rest of the tree still writes is no longer waited for.
+                finish()
+            case .finished:
+                break
+            }
         }
     }
 
@@ -191,6 +205,7 @@ final class ExecRun: @unchecked Sendable {
             ("stdout_truncated", .bool(stdout.truncated)), ("stderr_truncated", .bool(stderr.truncated)),
         ]
         let json = JSON.object(result)
+        if let unwatched { return .failure(ProtocolError(.jobFailed, unwatched), result: json) }
         if stopped, let reason = context.stopReason {
             let message = reason.code == .timeout
                 ? "\(spec.argv[0]) ran past its timeout and was stopped (\(exit))"
@@ -202,12 +217,14 @@ final class ExecRun: @unchecked Sendable {
     }
 
     /// Removes the job's cgroup once the killed processes have left it,
-    /// looking every 10 ms for up to 5 s; after that the group is left for
-    /// the next start of loopd to remove (`JobCgroups.removeLeftovers`).
+    /// looking every 10 ms for up to 5 s and killing again what is still
+    /// there (without `cgroup.kill`, a process forked after the last pass);
+    /// after that the group is left for the next start of loopd to remove
+    /// (`JobCgroups.removeLeftovers`).
     private func removeCgroup(attempt: Int) {
-        guard let cgroup = tree.cgroup, attempt <= 500 else { return }
+        guard attempt <= 500 else { return }
         let retry = LoopTimer(after: .milliseconds(10)) { [self] _ in
-            if (try? cgroup.remove()) == nil { removeCgroup(attempt: attempt + 1) }
+            if !tree.removeOrKill() { removeCgroup(attempt: attempt + 1) }
         }
         loop.add(retry, forMode: .common)
     }

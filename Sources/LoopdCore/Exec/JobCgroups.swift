@@ -128,13 +128,18 @@ final class JobCgroups: Sendable {
     /// Kills and removes the job groups that an earlier run of this loopd
     /// (the same state directory) left when it was killed outright
     /// (SIGKILL, a crash), and removes the empty ones any loopd that is
-    /// gone left. A group is left alone while the process that made it
-    /// still runs, and no other loopd's processes are ever killed.
+    /// gone left. A group is left alone while the loopd that made it still
+    /// runs: its pid names a process that started no later than that loopd
+    /// did (a pid reused since, this loopd's own included, does not count).
+    /// No other loopd's processes are ever killed.
     func removeLeftovers() -> Int {
         var removed = 0
-        for name in root.children() {
+        for name in root.children() where !name.hasPrefix(daemon + ".") {
             let parts = name.split(separator: "-")
-            guard parts.count == 4, let pid = Int32(parts[1]), pid != processID(), !processExists(pid) else { continue }
+            guard parts.count == 4, let pid = Int32(parts[1]),
+                  let started = Int64(parts[2], radix: 36) else { continue }
+            // /proc knows a start to the clock tick after a boot time known to the second.
+            if let running = processStartedAtUnixMilliseconds(pid), running <= started + 2_000 { continue }
             let group = root.child(name)
             guard parts[0] == state || !group.isPopulated else { continue }
             if canKill { try? group.kill() }

@@ -15,6 +15,8 @@ extension Server {
         var needRestart: [String] = []
         if fresh.server.socketPath != config.server.socketPath { needRestart.append("server.socket") }
         if fresh.server.stateDirectory != config.server.stateDirectory { needRestart.append("server.state_dir") }
+        // Job cgroups are set up once, at start.
+        if fresh.exec.cgroup != config.exec.cgroup { needRestart.append("exec.cgroup") }
         let removed = config.workers.map(\.name).filter { name in !fresh.workers.contains { $0.name == name } }
         if !removed.isEmpty { needRestart.append("removed workers \(removed.joined(separator: ", "))") }
         let replaced = workers.filter { w in fresh.workers.contains { $0.name == w.name && $0.placement != w.placement } }
@@ -22,6 +24,7 @@ extension Server {
         var kept = fresh
         kept.server.socketPath = config.server.socketPath
         kept.server.stateDirectory = config.server.stateDirectory
+        kept.exec.cgroup = config.exec.cgroup
         kept.workers = workers.map { w in
             var c = fresh.workers.first { $0.name == w.name } ?? DaemonConfig.Worker(name: w.name)
             c.placement = w.placement

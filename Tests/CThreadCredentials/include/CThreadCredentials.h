@@ -23,4 +23,11 @@ int cthreadcred_listen_as(int fd, int backlog, unsigned int uid, unsigned int gi
 /// Returns 0, or -1 with errno set.
 int cthreadcred_clear_groups(void);
 
+/// Gives the program at `path` the file capabilities `permitted` (a mask of
+/// capability numbers below 32; none effective or inheritable), as
+/// setcap(8) would: a process executing it may gain them. Needs root and a
+/// filesystem that keeps `security.*` attributes. Returns 0, or -1 with
+/// errno set.
+int cthreadcred_set_file_capabilities(const char *path, unsigned int permitted);
+
 #endif

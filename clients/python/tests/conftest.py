@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -14,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import pytest
 
@@ -147,6 +148,29 @@ placement = "explicit"
                 return "".join(f.readlines()[-20:])
         except OSError:
             return ""
+
+
+def as_nobody(fn: Callable[[], object]) -> object:
+    """What ``fn`` returns when a child process that has become ``nobody``
+    calls it (a JSON value; ``{}`` if the child failed). Needs root."""
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            os.write(w, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        got = json.loads(f.read() or "{}")
+    os.waitpid(pid, 0)
+    return got
 
 
 def _workdir(prefix: str) -> str:

@@ -2,14 +2,13 @@
 action and since when, and the job's id only to its owner (and the
 administrators). The other user is a child process that becomes `nobody`."""
 
-import json
 import os
-import pwd
 import time
 
 import pytest
 
 import loopd
+from conftest import as_nobody
 
 
 def _view(workers):
@@ -20,24 +19,10 @@ def _view(workers):
 
 def _workers_as_nobody(socket_path):
     """The `workers` reply as `nobody` sees it, in the shape of `_view`."""
-    nobody = pwd.getpwnam("nobody")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: becomes nobody and writes back what it saw
-        try:
-            os.close(r)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            with loopd.Client(socket_path, timeout=10) as c:
-                os.write(w, json.dumps(_view(c.workers())).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        seen = json.loads(f.read() or "{}")
-    os.waitpid(pid, 0)
-    return seen
+    def view():
+        with loopd.Client(socket_path, timeout=10) as c:
+            return _view(c.workers())
+    return as_nobody(view)
 
 
 def test_an_idle_worker_is_not_busy(client):

@@ -9,9 +9,7 @@ filled up, as in Tests/reliability/faults.py).
 Not reachable from a client: internal (a fault inside the daemon)."""
 
 import errno
-import json
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -22,7 +20,7 @@ import time
 import pytest
 
 import loopd
-from conftest import Daemon
+from conftest import Daemon, as_nobody
 
 
 @pytest.mark.parametrize("request_fields", [
@@ -197,35 +195,23 @@ def test_another_uids_job_is_unknown_and_their_actions_forbidden(daemon, client)
     """Another user's job does not exist for nobody (unknown_job, as a
     missing one); the actions and requests nobody may not use are forbidden."""
     job = client.submit("noop", wait=False, delay_ms=60_000).job
-    nobody = pwd.getpwnam("nobody")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: becomes nobody and reports which error each request got
-        try:
-            os.close(r)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            got = {}
-            with loopd.Client(daemon.socket_path, timeout=10) as c:
-                for name, call in [("mode", lambda: c.mode("w1", "maintenance")),
-                                   ("status", lambda: c.status(job)),
-                                   ("wait", lambda: c.wait(job)),
-                                   ("cancel", lambda: c.cancel(job)),
-                                   ("exec", lambda: c.submit("rootonly")),
-                                   ("echo", lambda: c.submit("echo", ["ok"]))]:
-                    try:
-                        call()
-                        got[name] = "ok"
-                    except loopd.LoopdError as e:
-                        got[name] = type(e).__name__
-            os.write(w, json.dumps(got).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        got = json.loads(f.read() or "{}")
-    os.waitpid(pid, 0)
+
+    def requests():  # which error each request got
+        got = {}
+        with loopd.Client(daemon.socket_path, timeout=10) as c:
+            for name, call in [("mode", lambda: c.mode("w1", "maintenance")),
+                               ("status", lambda: c.status(job)),
+                               ("wait", lambda: c.wait(job)),
+                               ("cancel", lambda: c.cancel(job)),
+                               ("exec", lambda: c.submit("rootonly")),
+                               ("echo", lambda: c.submit("echo", ["ok"]))]:
+                try:
+                    call()
+                    got[name] = "ok"
+                except loopd.LoopdError as e:
+                    got[name] = type(e).__name__
+        return got
+    got = as_nobody(requests)
     client.cancel(job)
     assert got == {"mode": "ForbiddenError", "status": "UnknownJobError", "wait": "UnknownJobError",
                    "cancel": "UnknownJobError", "exec": "ForbiddenError", "echo": "ok"}
@@ -236,33 +222,21 @@ def test_quota_exceeded_for_a_user_past_its_quotas(make_daemon):
     and second connection are refused with QuotaExceededError, naming the
     quota; its first job is kept."""
     daemon = make_daemon(server='socket_mode = "0666"', quotas="max_jobs = 1\nmax_connections = 1")
-    nobody = pwd.getpwnam("nobody")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: becomes nobody and reports what each request got
-        try:
-            os.close(r)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            got = {}
-            with loopd.Client(daemon.socket_path, timeout=10) as c:
-                kept = c.submit("noop", wait=False, delay_ms=60_000).job
-                for name, call in [("second_job", lambda: c.submit("noop", wait=False)),
-                                   ("second_connection", lambda: loopd.Client(daemon.socket_path, timeout=10).ping())]:
-                    try:
-                        call()
-                        got[name] = "ok"
-                    except loopd.LoopdError as e:
-                        got[name] = [type(e).__name__, e.code, "quotas.max_" in e.message]
-                got["kept"] = c.status(kept).state
-            os.write(w, json.dumps(got).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        got = json.loads(f.read() or "{}")
-    os.waitpid(pid, 0)
+
+    def requests():  # what each request got
+        got = {}
+        with loopd.Client(daemon.socket_path, timeout=10) as c:
+            kept = c.submit("noop", wait=False, delay_ms=60_000).job
+            for name, call in [("second_job", lambda: c.submit("noop", wait=False)),
+                               ("second_connection", lambda: loopd.Client(daemon.socket_path, timeout=10).ping())]:
+                try:
+                    call()
+                    got[name] = "ok"
+                except loopd.LoopdError as e:
+                    got[name] = [type(e).__name__, e.code, "quotas.max_" in e.message]
+            got["kept"] = c.status(kept).state
+        return got
+    got = as_nobody(requests)
     assert got == {"second_job": ["QuotaExceededError", "quota_exceeded", True],
                    "second_connection": ["QuotaExceededError", "quota_exceeded", True],
                    "kept": "delayed"}
