@@ -187,6 +187,7 @@ struct ExecContainmentTests {
         #expect(!FileSystem.exists(killed.path), "the killed loopd's group is still there")
         #expect(FileSystem.exists(running.path), "a running loopd's group was removed")
         if sleeper.isRunning { sleeper.terminate() }
+        sleeper.waitUntilExit()
     }
 
     /// Job cgroups are set up at start: a reload keeps `[exec] cgroup` (the
