@@ -433,14 +433,16 @@ struct ExecContainmentTests {
 /// `text` as a TOML (and JSON) basic string.
 func jsonString(_ text: String) -> String { JSON.string(text).serialized() }
 
-/// The pids of processes whose argv holds `marker`. (Read with
-/// LoopPlatform: Foundation's file reading leaks its buffer on a /proc file,
-/// whose size is 0, and AddressSanitizer says so.)
+/// The pids of processes that have `marker` as one whole argument: a shell
+/// whose script only mentions the marker of a child it will start is not
+/// that child. (Read with LoopPlatform: Foundation's file reading leaks its
+/// buffer on a /proc file, whose size is 0, and AddressSanitizer says so.)
 func markedProcesses(_ marker: String) -> [Int32] {
     let names = (try? FileSystem.directoryEntries("/proc")) ?? []
+    let wanted = Array(marker.utf8)
     return names.compactMap { name -> Int32? in
         guard let pid = Int32(name),
               case .success(let argv) = FileSystem.readFile("/proc/\(name)/cmdline", limit: 1 << 20) else { return nil }
-        return String(decoding: argv, as: UTF8.self).contains(marker) ? pid : nil
+        return argv.split(separator: 0).contains { $0.elementsEqual(wanted) } ? pid : nil
     }
 }

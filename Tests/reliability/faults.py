@@ -280,11 +280,11 @@ argv = ["/bin/echo", "hello"]
         data = s.recv(4096)
         served += b'"output":"alive"' in data
     checks.check(served == min(10, len(held)), "connected clients keep being served", f"{served} of 10")
-    # An exec job needs four descriptors for its pipes: it fails, cleanly.
+    # An exec job needs descriptors for its cgroup and pipes: it fails, cleanly, saying why.
     s = held[0]
     s.sendall(b'{"id":3,"op":"submit","action":"hello"}\n')
     data = s.recv(4096).decode()
-    checks.check('"code":"job_failed"' in data and "cannot start" in data,
+    checks.check('"code":"job_failed"' in data and "Too many open files" in data,
                  "an exec job without descriptors for its pipes fails with job_failed", data.strip())
 
     # Free some: the waiting connections are accepted and answered.

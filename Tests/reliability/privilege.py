@@ -33,13 +33,14 @@ import argparse
 import grp
 import json
 import os
+import pwd
 import stat
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from loopdtest import Checks, Client, LoopdProcess, binary_dir, is_root, make_workdir, section  # noqa: E402
+from loopdtest import Checks, Client, LoopdProcess, binary_dir, child_user, is_root, make_workdir, section  # noqa: E402
 
 GROUP = "daemon"  # a group `nobody` is not in, on every Debian system
 
@@ -163,8 +164,9 @@ def action_policy(bindir, checks):
         and "job" not in rep[k]  # noqa: E731
     checks.check(ok("echo") and rep["echo"]["result"]["output"] == "a b", "nobody may run echo", str(rep.get("echo")))
     checks.check(ok("sleep") and ok("noop"), "nobody may run sleep and noop", f"{rep.get('sleep')} {rep.get('noop')}")
-    checks.check(ok("fornobody") and rep["fornobody"]["result"]["stdout"] == "0\n",
-                 'nobody may run an exec action with allow_users = ["nobody"] (the child runs as loopd\'s uid)',
+    child_uid = pwd.getpwnam(child_user()).pw_uid if child_user() else os.geteuid()
+    checks.check(ok("fornobody") and rep["fornobody"]["result"]["stdout"] == f"{child_uid}\n",
+                 'nobody may run an exec action with allow_users = ["nobody"] (the child runs as [exec] user, not as loopd)',
                  str(rep.get("fornobody")))
     checks.check(forbidden("rootonly"), "nobody is refused an exec action without allow lists: forbidden, no job",
                  str(rep.get("rootonly")))
