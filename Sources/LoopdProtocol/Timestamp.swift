@@ -109,9 +109,10 @@ public enum Timestamp {
     }
 
     // MARK: calendar
+    // `package`: LoopdCore's schedules walk the same calendar.
 
     /// Days in `month` of `year` (proleptic Gregorian).
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
+    package static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -147,7 +148,7 @@ public enum Timestamp {
     }
 
     /// The date `days` after 1970-01-01.
-    static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let fromMarchZero = days + epochFromMarchZero
         let era = floorDivide(fromMarchZero, daysPerEra)
         let dayOfEra = fromMarchZero - era * daysPerEra
