@@ -70,6 +70,8 @@ private func encode(_ request: Request) -> String {
     case .cancel(let job): members += [("op", "cancel"), ("job", .string(job))]
     case .inspect(let worker): members += [("op", "inspect"), ("worker", .string(worker))]
     case .mode(let worker, let mode): members += [("op", "mode"), ("worker", .string(worker)), ("mode", .string(mode))]
+    case .schedules: members.append(("op", "schedules"))
+    case .schedule(let command, let name): members += [("op", .string(command.rawValue)), ("schedule", .string(name))]
     case .wait(let job, let timeoutMs):
         members += [("op", "wait"), ("job", .string(job)), ("timeout_ms", timeoutMs.map { .integer($0) } ?? .null)]
     case .jobs(let q):

@@ -83,6 +83,17 @@ public struct CommandOutput: Sendable, Equatable {
         CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .refused)
     }
 
+    /// The answer to a refused administrator's request: `forbidden` says
+    /// who may (exit 7), any other refusal is `refused(_:)`.
+    public static func refusedUnlessAdministrator(_ reply: Reply, may what: String) -> CommandOutput {
+        guard reply.errorCode == ErrorCode.forbidden.rawValue else { return .refused(reply) }
+        return CommandOutput(
+            diagnostic: "loopctl: forbidden: only an administrator of loopd may \(what) "
+                + "(root, loopd's own user, or a user in the config's server.admin_users or server.admin_groups)\n"
+                + "loopctl: loopd said: \(reply.errorMessage)",
+            status: .notAdministrator)
+    }
+
     /// The answer to a conversation that produced no reply: what went
     /// wrong (and, when nothing listens or the wrong uid does, what to do
     /// about it), exit 3, 4 or 9.

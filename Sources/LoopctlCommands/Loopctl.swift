@@ -21,8 +21,8 @@ public struct Loopctl: ParsableCommand {
         version: LoopdVersion.current,
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
-            WorkersCommand.self, InspectCommand.self, ModeCommand.self, StatsCommand.self, MetricsCommand.self,
-            PingCommand.self,
+            WorkersCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self, StatsCommand.self,
+            MetricsCommand.self, PingCommand.self,
         ])
 
     /// Creates the command with its defaults (ArgumentParser fills in the rest).

@@ -149,6 +149,13 @@ extension LoopdClient {
         public func mode(worker: String, mode: String) throws -> ModeChange {
             try run { try await $0.mode(worker: worker, mode: mode) }
         }
+        /// See `LoopdClient.schedules()`.
+        public func schedules() throws -> [ScheduleInfo] { try run { try await $0.schedules() } }
+        /// See `LoopdClient.schedule(_:_:)`.
+        @discardableResult
+        public func schedule(_ command: ScheduleCommand, _ name: String) throws -> ScheduleChange {
+            try run { try await $0.schedule(command, name) }
+        }
         /// See `LoopdClient.stats()`.
         public func stats() throws -> DaemonStats { try run { try await $0.stats() } }
         /// See `LoopdClient.metrics()`.

@@ -20,6 +20,8 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         case unknownWorker
         /// `unknown_job`: no such job (or past retention).
         case unknownJob
+        /// `unknown_schedule`: no schedule has that name.
+        case unknownSchedule
         /// `queue_full`: the worker's queue is at its limit.
         case queueFull
         /// `quota_exceeded`: the client's uid is at one of its per-user
@@ -76,6 +78,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .unknownAction: self = .unknownAction
             case .unknownWorker: self = .unknownWorker
             case .unknownJob: self = .unknownJob
+            case .unknownSchedule: self = .unknownSchedule
             case .queueFull: self = .queueFull
             case .quotaExceeded: self = .quotaExceeded
             case .forbidden: self = .forbidden
@@ -104,6 +107,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .unknownAction: .unknownAction
             case .unknownWorker: .unknownWorker
             case .unknownJob: .unknownJob
+            case .unknownSchedule: .unknownSchedule
             case .queueFull: .queueFull
             case .quotaExceeded: .quotaExceeded
             case .forbidden: .forbidden

@@ -75,6 +75,23 @@ extension LoopdClient {
                           previous: try reply.string("previous"))
     }
 
+    /// `schedules`: every configured schedule, by name.
+    public func schedules() async throws -> [ScheduleInfo] {
+        let reply = try await call("schedules")
+        guard let list = reply["schedules"]?.arrayValue else { throw LoopdError.missing("schedules", in: reply) }
+        var schedules: [ScheduleInfo] = []
+        for item in list { schedules.append(try ScheduleInfo(reply: item)) }
+        return schedules
+    }
+
+    /// `pause`, `resume` or `trigger` of the schedule `name` (administrators only).
+    @discardableResult
+    public func schedule(_ command: ScheduleCommand, _ name: String) async throws -> ScheduleChange {
+        let reply = try await call(command.rawValue, [("schedule", .string(name))])
+        return ScheduleChange(schedule: try reply.string("schedule"), paused: reply["paused"]?.boolValue ?? false,
+                              job: reply.optionalString("job"))
+    }
+
     /// `stats`: the daemon's counters.
     public func stats() async throws -> DaemonStats {
         DaemonStats(reply: try await call("stats"))

@@ -120,6 +120,48 @@ public struct WorkerInfo: Sendable, Equatable {
     public var completed: Int64
 }
 
+/// One schedule, as `schedules` lists it (`[schedules.NAME]` in loopd.toml).
+public struct ScheduleInfo: Sendable, Equatable {
+    /// The schedule's name.
+    public var name: String
+    /// The action its jobs run.
+    public var action: String
+    /// Its grid, for people: `every 5m`, `cron 0 9 * * 1-5 (local)`.
+    public var when: String
+    /// `one`, `all` or `none`: what happens to missed slots.
+    public var catchUp: String
+    /// `skip`, `queue` or `cancel_previous`: a slot while the previous run has not ended.
+    public var overlap: String
+    /// This host's fixed delay after each slot (from `jitter`), milliseconds.
+    public var delayMs: Int64
+    /// Whether an administrator paused it.
+    public var paused: Bool
+    /// When it runs next (its next slot plus the delay); nil while paused.
+    public var nextRun: Date?
+    /// The last slot it looked at.
+    public var lastSlot: Date?
+    /// The job it last submitted; shown to administrators only (the job is loopd's own).
+    public var lastJob: String?
+    /// That job's state, to administrators.
+    public var lastState: JobState?
+    /// Why its last submit was refused, if it was.
+    public var lastError: String?
+    /// Jobs it submitted since loopd started.
+    public var runs: Int64
+    /// Slots it did not run since loopd started (missed, overlapping, refused).
+    public var skipped: Int64
+}
+
+/// The reply to `pause`, `resume` and `trigger`.
+public struct ScheduleChange: Sendable, Equatable {
+    /// The schedule.
+    public var schedule: String
+    /// Whether it is paused now.
+    public var paused: Bool
+    /// The job a `trigger` submitted.
+    public var job: String?
+}
+
 /// The reply to `mode`.
 public struct ModeChange: Sendable, Equatable {
     /// The worker.
@@ -266,6 +308,18 @@ extension WorkerInfo {
                   runningSince: reply.date("running_since"),
                   loop: reply.optionalString("loop") ?? "", stalledMs: reply.optionalInt("stalled_ms") ?? 0,
                   completed: reply.optionalInt("completed") ?? 0)
+    }
+}
+
+extension ScheduleInfo {
+    init(reply: JSON) throws(LoopdError) {
+        self.init(name: try reply.string("name"), action: try reply.string("action"), when: try reply.string("when"),
+                  catchUp: reply.optionalString("catch_up") ?? "one", overlap: reply.optionalString("overlap") ?? "skip",
+                  delayMs: reply.optionalInt("delay_ms") ?? 0, paused: reply["paused"]?.boolValue ?? false,
+                  nextRun: reply.date("next_run"), lastSlot: reply.date("last_slot"), lastJob: reply.optionalString("last_job"),
+                  lastState: reply.optionalString("last_state").flatMap(JobState.init(rawValue:)),
+                  lastError: reply.optionalString("last_error"), runs: reply.optionalInt("fired") ?? 0,
+                  skipped: reply.optionalInt("skipped") ?? 0)
     }
 }
 

@@ -113,6 +113,7 @@ public final class Daemon: @unchecked Sendable {
         server.startWorkers()
         server.scheduler.replay(journal, finished: journal.recovered.finished)
         journal.releaseRecoveredJobs()
+        server.startSchedules()
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)

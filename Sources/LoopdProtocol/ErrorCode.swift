@@ -11,6 +11,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownWorker = "unknown_worker"
     /// No job has that id (or its status is past retention).
     case unknownJob = "unknown_job"
+    /// No schedule has that name.
+    case unknownSchedule = "unknown_schedule"
     /// The worker's queue is at its configured limit.
     case queueFull = "queue_full"
     /// The client's uid is at one of its per-user quotas (`[quotas]`); the

@@ -77,6 +77,20 @@ public enum Operation: Sendable, Equatable {
     case jobs(JobsQuery)
     /// Replies when the job has ended, or once `timeoutMs` have passed.
     case wait(job: String, timeoutMs: Int64?)
+    /// Lists the configured schedules: when each fires, what it last did.
+    case schedules
+    /// An administrator's request about one schedule.
+    case schedule(ScheduleCommand, name: String)
+}
+
+/// What an administrator may do to a schedule.
+public enum ScheduleCommand: String, Sendable, Equatable, CaseIterable {
+    /// Stop firing at its slots (kept across restarts) until `resume`.
+    case pause
+    /// Fire at its slots again, from the next one.
+    case resume
+    /// Fire once now, outside its grid.
+    case trigger
 }
 
 /// A parsed request line.

@@ -85,6 +85,9 @@ public enum RequestDecoder {
         case "wait":
             result = .wait(job: try fields.requiredName("job"),
                            timeoutMs: try fields.optionalInteger("timeout_ms", in: 1...RequestLimits.maxWaitMs))
+        case "schedules": result = .schedules
+        case let name where ScheduleCommand(rawValue: name) != nil:
+            result = .schedule(ScheduleCommand(rawValue: name)!, name: try fields.requiredName("schedule"))
         default: throw ProtocolError(.unknownOp, "unknown op \"\(op)\"")
         }
         try fields.rejectUnknown(op: op)

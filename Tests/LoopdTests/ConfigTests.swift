@@ -390,6 +390,23 @@ private let invalidConfigs: [InvalidConfig] = [
     .adding("[actions.echo]\nallow_users = [4294967295]\n", key: "actions.echo.allow_users[0]", "4294967294"),
     .adding("[actions.echo]\nallow_users = [\"\"]\n", key: "actions.echo.allow_users[0]", "must not be empty"),
     .adding("[actions.echo]\nallow_users = \"root\"\n", key: "actions.echo.allow_users", "must be an array"),
+    // Schedules: what would fail at its first slot fails at load.
+    .adding("[schedules.s]\nevery = \"1h\"\n", key: "schedules.s.action", "required"),
+    .adding("[schedules.s]\naction = \"backup\"\nevery = \"1h\"\n", key: "schedules.s.action", #"no action named "backup""#),
+    .adding("[schedules.s]\naction = \"noop\"\n", key: "schedules.s.every", "required"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1h\"\ncron = \"* * * * *\"\n", key: "schedules.s.cron", "not both"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"500ms\"\n", key: "schedules.s.every", "at least 1s"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"5 minutes\"\n", key: "schedules.s.every", "5 minutes"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1h\"\nzone = \"UTC\"\n", key: "schedules.s.zone", "only a cron schedule"),
+    .adding("[schedules.s]\naction = \"noop\"\ncron = \"0 9 * * *\"\nzone = \"Europe/Berlin\"\n", key: "schedules.s.zone", #"must be "UTC" or "local""#),
+    .adding("[schedules.s]\naction = \"noop\"\ncron = \"61 * * * *\"\n", key: "schedules.s.cron", "minute"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1m\"\njitter = \"1m\"\n", key: "schedules.s.jitter", "shorter than the schedule's period"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1m\"\ncatch_up = \"some\"\n", key: "schedules.s.catch_up", #"must be "one", "all" or "none""#),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1m\"\noverlap = \"wait\"\n", key: "schedules.s.overlap", "cancel_previous"),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1m\"\nworker = \"w9\"\n", key: "schedules.s.worker", #"no worker named "w9""#),
+    .adding("[schedules.s]\naction = \"noop\"\nevery = \"1m\"\nevry = 1\n", key: "schedules.s.evry", #"did you mean "every"?"#),
+    .adding("[actions.x]\nargv = [\"/bin/true\"]\n[schedules.s]\naction = \"x\"\nevery = \"1m\"\nargs = [\"a\"]\n", key: "schedules.s.args", "max_client_args"),
+    .adding("[schedules.\"a b\"]\naction = \"noop\"\nevery = \"1m\"\n", key: "schedules.\"a b\"", "schedule names"),
 ]
 
 @Suite("Config rejects every invalid setting, naming its key")
@@ -550,6 +567,51 @@ struct AdminPolicyTests {
         } catch {
             #expect(error.description.contains("NUL"))
             #expect(error.description.hasPrefix("t.toml"))
+        }
+    }
+}
+
+// MARK: - Schedules
+
+@Suite("Config: [schedules.NAME]")
+struct ScheduleConfigTests {
+    @Test("a schedule's keys become its grid, its policies and the submit it makes; the defaults are one and skip")
+    func schedulesParse() throws {
+        let config = try parse(minimal + """
+            [actions.report]
+            argv = ["/usr/bin/printf", "%s"]
+            max_client_args = 1
+            [schedules.report]
+            action = "report"
+            args = ["weekly"]
+            cron = "0 9 * * mon-fri"
+            zone = "UTC"
+            worker = "w1"
+            priority = 5
+            timeout_ms = 60000
+            retries = 2
+            durable = true
+            catch_up = "all"
+            catch_up_limit = 7
+            overlap = "cancel_previous"
+            jitter = "2m"
+            [schedules.tick]
+            action = "noop"
+            every = "1h30m"
+            """)
+        let report = try #require(config.schedules["report"])
+        #expect(report.when == .cron(try CronExpression(parsing: "0 9 * * mon-fri"), zone: .utc))
+        #expect(report.job.action == "report" && report.job.args == ["weekly"] && report.job.placement == .worker("w1"))
+        #expect(report.job.priority == 5 && report.job.timeoutMs == 60_000 && report.job.retries == 2 && report.job.durable)
+        #expect(!report.job.wait, "a schedule's job is never waited for")
+        #expect(report.catchUp == .all && report.catchUpLimit == 7 && report.overlap == .cancelPrevious)
+        #expect(report.jitterMs == 120_000)
+        let tick = try #require(config.schedules["tick"])
+        #expect(tick.when == .every(milliseconds: 5_400_000))
+        #expect(tick.catchUp == .one && tick.overlap == .skip && tick.jitterMs == 0 && tick.job.placement == .any)
+        if case .cron(_, let zone) = try parse(minimal + "[schedules.c]\naction = \"noop\"\ncron = \"@daily\"\n")
+            .schedules["c"]!.when {
+            #expect(zone == .local, "cron reads the host's zone by default")
         }
     }
 }

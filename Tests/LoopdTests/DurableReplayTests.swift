@@ -59,6 +59,9 @@ import Testing
             Issue.record("loopd did not come up")
         }
 
+        /// The running daemon's pid.
+        var pid: Int32? { process?.processIdentifier }
+
         func kill() {
             guard let p = process else { return }
             Glibc.kill(p.processIdentifier, SIGKILL)

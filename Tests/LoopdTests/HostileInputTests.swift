@@ -217,6 +217,14 @@ import Testing
             Row(name: "jobs-unknown-field", bytes: line(#"{"id":133,"op":"jobs","job":"x"}"#), id: 133, expect: .error("bad_request")),
             Row(name: "jobs-empty-list", bytes: line(#"{"id":134,"op":"jobs","action":"nothing-ran"}"#), id: 134, expect: .ok([("next_cursor", .null)])),
 
+            // Schedules: the daemon here declares none.
+            Row(name: "schedules-extra-field", bytes: line(#"{"id":135,"op":"schedules","schedule":"x"}"#), id: 135, expect: .error("bad_request")),
+            Row(name: "trigger-no-name", bytes: line(#"{"id":136,"op":"trigger"}"#), id: 136, expect: .error("bad_request")),
+            Row(name: "pause-name-number", bytes: line(#"{"id":137,"op":"pause","schedule":7}"#), id: 137, expect: .error("bad_request")),
+            Row(name: "resume-empty-name", bytes: line(#"{"id":138,"op":"resume","schedule":""}"#), id: 138, expect: .error("bad_request")),
+            Row(name: "trigger-unknown", bytes: line(#"{"id":139,"op":"trigger","schedule":"../etc"}"#), id: 139, expect: .error("unknown_schedule")),
+            Row(name: "schedules-empty", bytes: line(#"{"id":140,"op":"schedules"}"#), id: 140, expect: .ok([("schedules", .array([]))])),
+
             // argv injection against the exec action `argv` = /usr/bin/printf "%s|" + client args:
             // each argument must come back verbatim, as one argv entry, and no shell may run.
             Row(name: "argv-shell-metacharacters", bytes: submit(101, #""action":"argv","args":[";id","&& id","| id","$(id)","`id`","$HOME","*","a\nb"]"#),

@@ -80,10 +80,10 @@ import Testing
     }
 }
 
-/// A swift-log handler that keeps the messages it is given.
+/// A swift-log handler that keeps the messages it is given, with their metadata.
 final class CapturedLog: LogHandler, @unchecked Sendable {
     private let lock = NSLock()  // guards `kept`
-    private var kept: [String] = []
+    private var kept: [(message: String, metadata: Logger.Metadata)] = []
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .debug
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -92,10 +92,11 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
     }
 
     func log(event: LogEvent) {
-        lock.withLock { kept.append("\(event.message)") }
+        lock.withLock { kept.append(("\(event.message)", event.metadata ?? [:])) }
     }
 
-    var messages: [String] { lock.withLock { kept } }
+    var messages: [String] { lock.withLock { kept.map(\.message) } }
+    var records: [(message: String, metadata: Logger.Metadata)] { lock.withLock { kept } }
 }
 
 /// Placement: `any` and `key` never strand work on a worker held by its

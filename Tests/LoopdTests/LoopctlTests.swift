@@ -89,8 +89,11 @@ struct LoopctlArgumentTests {
         for arguments in [
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
             ["mode", "w1", "m"], ["stats"], ["metrics"], ["ping"], ["jobs"], ["wait", "j1"],
+            ["schedules", "list"], ["schedules", "pause", "s"], ["schedules", "resume", "s"], ["schedules", "trigger", "s"],
         ] {
-            let command = try Loopctl.parseAsRoot([arguments[0], "--socket", "/x.sock", "--json"] + arguments.dropFirst())
+            // A group's subcommand takes the options after its own name.
+            let head = arguments[0] == "schedules" ? Array(arguments.prefix(2)) : [arguments[0]]
+            let command = try Loopctl.parseAsRoot(head + ["--socket", "/x.sock", "--json"] + arguments.dropFirst(head.count))
             let client = try #require(command as? any ClientCommand)
             #expect(client.connection.socket == "/x.sock")
             #expect(client.connection.json)
@@ -132,6 +135,10 @@ struct LoopctlRequestTests {
             requestLine(parse(["wait", "j-1"]) as WaitCommand),
             requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
             requestLine(parse(["jobs"]) as JobsCommand),
+            requestLine(parse(["schedules"]) as SchedulesListCommand),
+            requestLine(parse(["schedules", "pause", "nightly"]) as ScheduleCommandPause),
+            requestLine(parse(["schedules", "resume", "nightly"]) as ScheduleCommandResume),
+            requestLine(parse(["schedules", "trigger", "nightly"]) as ScheduleCommandTrigger),
             requestLine(parse([
                 "jobs", "--state", "held", "--state", "timed_out", "--worker", "w1", "--action", "sleep",
                 "--since", "2026-11-24T08:01:02.345+01:00", "--limit", "5", "--cursor", "c-9",
@@ -142,6 +149,8 @@ struct LoopctlRequestTests {
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
             .mode(worker: "w1", mode: "maintenance"), .stats, .metrics, .ping,
             .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250), .jobs(JobsQuery()),
+            .schedules, .schedule(.pause, name: "nightly"), .schedule(.resume, name: "nightly"),
+            .schedule(.trigger, name: "nightly"),
             .jobs(JobsQuery(states: [.held, .timedOut], worker: "w1", action: "sleep",
                             submittedSinceUnixMs: 1_795_503_662_345, limit: 5, cursor: "c-9")),
         ]

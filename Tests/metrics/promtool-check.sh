@@ -44,6 +44,10 @@ name = "w1"
 
 [[workers]]
 name = "w2"
+
+[schedules.hourly]
+action = "noop"
+every = "1h"
 TOML
 
 "$bin/loopd" --config "$work/loopd.toml" >"$work/loopd.log" 2>&1 &
@@ -67,6 +71,7 @@ ctl cancel "$delayed" || true
 ctl mode w1 maintenance
 ctl submit --no-wait --worker w1 noop
 ctl submit --worker w2 true
+ctl schedules trigger hourly
 
 "$bin/loopctl" metrics >"$work/loopd.prom"
 
@@ -77,7 +82,8 @@ check "every family is there" bash -c '
     for family in loopd_jobs_accepted_total loopd_jobs_ended_total loopd_job_wait_seconds loopd_job_run_seconds \
         loopd_worker_queued_jobs loopd_worker_held_jobs loopd_worker_running_jobs loopd_worker_loop_stall_seconds \
         loopd_journal_written_bytes_total loopd_journal_commits_total loopd_journal_size_bytes loopd_journal_fsync_seconds \
-        loopd_connections_open loopd_connections_accepted_total loopd_job_cpu_seconds_total loopd_job_memory_peak_bytes; do
+        loopd_connections_open loopd_connections_accepted_total loopd_job_cpu_seconds_total loopd_job_memory_peak_bytes \
+        loopd_schedule_runs_total loopd_schedule_skipped_slots_total loopd_schedule_lateness_seconds; do
         grep -q "^# TYPE $family " "$1" || { echo "     missing $family"; exit 1; }
         grep -q "\`$family" docs/OPERATIONS.md || { echo "     $family is not in docs/OPERATIONS.md"; exit 1; }
     done' _ "$work/loopd.prom"
@@ -86,6 +92,7 @@ check "each ending counted: completed, failed, timed_out, cancelled" bash -c '
     grep -q "^loopd_jobs_ended_total{action=\"fail\",worker=\"w2\",state=\"failed\"} 1$" "$1" &&
     grep -q "^loopd_jobs_ended_total{action=\"sleep\",worker=\"w2\",state=\"timed_out\"} 1$" "$1" &&
     grep -q "^loopd_jobs_ended_total{action=\"noop\",worker=\"w2\",state=\"cancelled\"} 1$" "$1"' _ "$work/loopd.prom"
+check "the schedule's trigger counted as a run" has '^loopd_schedule_runs_total{schedule="hourly"} 1$'
 check "the held job: w1 holds 1" has '^loopd_worker_held_jobs{worker="w1"} 1.0$'
 check "the durable job's commit was timed" bash -c '! grep -q "^loopd_journal_fsync_seconds_count 0$" "$1"' _ "$work/loopd.prom"
 

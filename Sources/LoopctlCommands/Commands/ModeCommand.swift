@@ -32,14 +32,7 @@ public struct ModeCommand: ClientCommand {
 
     /// Human output and exit status for `reply`.
     public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
-        guard reply.ok else {
-            guard reply.errorCode == ErrorCode.forbidden.rawValue else { return .refused(reply) }
-            return CommandOutput(
-                diagnostic: "loopctl: forbidden: only an administrator of loopd may switch a worker's mode "
-                    + "(root, loopd's own user, or a user in the config's server.admin_users or server.admin_groups)\n"
-                    + "loopctl: loopd said: \(reply.errorMessage)",
-                status: .notAdministrator)
-        }
+        guard reply.ok else { return .refusedUnlessAdministrator(reply, may: "switch a worker's mode") }
         let now = reply.json["mode"]?.stringValue ?? mode
         let previous = reply.json["previous"]?.stringValue ?? "?"
         return CommandOutput(standardOutput: "\(reply.json["worker"]?.stringValue ?? worker): \(previous) -> \(now)\n")

@@ -38,6 +38,9 @@ enum ConfigRanges {
     /// Each worker is a resident thread.
     static let workerCount: ClosedRange<Int> = 1...256
 
+    /// Runs one look at a `catch_up = "all"` schedule may make.
+    static let catchUpLimit: ClosedRange<Int64> = 1...10_000
+
     static let maxClientArgs: ClosedRange<Int64> = 0...256
     static let timeoutMs: ClosedRange<Int64> = 1...86_400_000
     static let killGraceMs: ClosedRange<Int64> = 1...600_000

@@ -17,6 +17,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// `[actions.NAME]`: policies for built-in actions and the declared `exec` actions.
     /// An action without an entry follows the default policy (see `permits(action:uid:gid:supplementaryGroups:daemonUID:)`).
     public var actions: [String: Action] = [:]
+    /// `[schedules.NAME]`: recurring jobs (DaemonConfig+Schedules.swift).
+    public var schedules: [String: Schedule] = [:]
 
     /// The defaults every key documents (one worker, `w1`); `ConfigLoader` starts from these.
     public init() {}

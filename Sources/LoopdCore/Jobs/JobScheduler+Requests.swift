@@ -42,26 +42,30 @@ extension JobScheduler {
             r.sink.send { Self.writeCancelReply(job, cancelled: false, requestID: id, into: &$0) }
         case .accepted, .forgotten:
             preconditionFailure("job \(jobID) is \(job.state), which no request can see")
-        case .awaitingCommit, .delayed, .queued:
-            if job.claim.cancel() {
-                job.cancelRequestedBy = r.owner.uid
-                end(job, .failure(ProtocolError(.cancelled, "job \(jobID) was cancelled by uid \(r.owner.uid) before it ran"),
-                                  result: .object([])))
+        case .awaitingCommit, .delayed, .queued, .running:
+            if stop(job, by: r.owner.uid) {
                 r.sink.send { Self.writeCancelReply(job, cancelled: true, requestID: id, into: &$0) }
-                return
+            } else {
+                _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id, uid: r.owner.uid)
             }
-            // Its lane started it already; it just has not said so yet.
-            cancelRunning(job, id: id, from: r)
-        case .running:
-            cancelRunning(job, id: id, from: r)
         }
     }
 
-    private func cancelRunning(_ job: Job, id: RequestID?, from r: Requester) {
-        _ = waiters.add(.cancel, on: job.id, sink: r.sink, requestID: id, uid: r.owner.uid)
-        guard job.cancelRequestedBy == nil else { return }
-        job.cancelRequestedBy = r.owner.uid
-        job.queue.cancelRunning(job, by: r.owner.uid)
+    /// Cancels `job`, which has not ended, for `uid`. True when it ended
+    /// now (it had not started); otherwise its lane stops it (it started,
+    /// or its lane took it and has not said so yet) and its end comes later.
+    func stop(_ job: Job, by uid: UInt32) -> Bool {
+        if job.state != .running, job.claim.cancel() {
+            job.cancelRequestedBy = uid
+            end(job, .failure(ProtocolError(.cancelled, "job \(job.id) was cancelled by uid \(uid) before it ran"),
+                              result: .object([])))
+            return true
+        }
+        if job.cancelRequestedBy == nil {
+            job.cancelRequestedBy = uid
+            job.queue.cancelRunning(job, by: uid)
+        }
+        return false
     }
 
     /// Replies when the job ends, as a waited `submit` would; or, if

@@ -1,3 +1,4 @@
+import Glibc
 import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
@@ -35,6 +36,8 @@ final class JobScheduler: @unchecked Sendable {
     }
     let gate: CommitGate?
     let daemonUID: UInt32
+    /// loopd itself, as the submitter of its schedules' jobs.
+    let scheduleSubmitter: JobSubmitter
     /// Every worker's queue, in configuration order.
     private(set) var queues: [WorkerQueue] = []
     private var queuesByName: [String: WorkerQueue] = [:]
@@ -97,6 +100,7 @@ final class JobScheduler: @unchecked Sendable {
         logsMoves = log.isEnabled(.debug)
         gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
+        scheduleSubmitter = JobSubmitter(JobOwner(uid: daemonUID, gid: getgid()))
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
         idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         gate?.install { [unowned self] in commitJournal() }
@@ -151,8 +155,14 @@ final class JobScheduler: @unchecked Sendable {
             return
         }
         reply?.sink.owe()
-        let ack = s.wait ? nil : ReplyAddress(sink: r.sink, requestID: id)
-        if s.durable {
+        dispatch(job, ack: s.wait ? nil : ReplyAddress(sink: r.sink, requestID: id))
+    }
+
+    /// Sends an accepted job on its way: a durable one waits for the next
+    /// commit, then runs; `ack` (a submit that did not wait) is answered
+    /// once the job is accepted for good.
+    func dispatch(_ job: Job, ack: ReplyAddress?) {
+        if job.durable {
             hold(job, ack: ack)
         } else if job.queue.heldForCommit > 0 {
             // A durable job ahead of this one on the same worker waits for

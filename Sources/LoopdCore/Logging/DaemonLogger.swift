@@ -19,6 +19,10 @@ public enum LogField: String, Sendable, CaseIterable {
     case cpuUsec = "CPU_USEC"
     /// The most memory an exec job's processes used at once, bytes.
     case memoryPeak = "MEMORY_PEAK"
+    /// The schedule a record is about (`[schedules.NAME]`).
+    case schedule = "SCHEDULE"
+    /// The slot a schedule's run is for, RFC 3339 in UTC.
+    case slot = "SLOT"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and

@@ -21,4 +21,6 @@ public enum MessageID: String, Sendable, CaseIterable {
     case jobFinished = "0c1f723c41f147c5824df2c5e5806d03"
     /// A job's `expires_in_ms` passed before it started; it never ran.
     case jobExpired = "c6d98d019a274f8caa098b87cb58250b"
+    /// A schedule submitted its job for a slot, or for a `trigger`.
+    case scheduleFired = "f21ac5ca63834591ac1d69528561e05f"
 }

@@ -12,6 +12,7 @@ extension Server {
         guard state == .running else { return }
         state = .draining
         scheduler.isAccepting = false
+        schedules.stop()
         notifier.stopping()
         let killGraceMs = config.actions.values.compactMap(\.exec?.killGraceMs).max() ?? 0
         // Ask for the grace, the trees' kill grace and a margin beyond TimeoutStopSec=.

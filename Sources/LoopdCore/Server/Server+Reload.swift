@@ -35,7 +35,9 @@ extension Server {
         scheduler.table.retainedByteLimit = kept.limits.maxRetainedBytes
         scheduler.journal?.retainedByteLimit = kept.limits.maxRetainedBytes
         applySpin()
-        var message = "configuration reloaded: \(scheduler.actions.count) actions, \(workers.count) workers"
+        schedules.reload(kept.schedules)
+        var message = "configuration reloaded: \(scheduler.actions.count) actions, \(workers.count) workers, "
+            + "\(kept.schedules.count) schedules"
         if !added.isEmpty { message += ", started \(added.joined(separator: ", "))" }
         if !needRestart.isEmpty { message += "; needs a restart to change: \(needRestart.joined(separator: "; "))" }
         log(.notice, message, id: .reloaded)

@@ -46,10 +46,8 @@ extension Server {
             let detail: Loop.DescriptionDetail = mayAdminister(r.owner) ? .full : .anonymous
             c.sink.send(Response.ok(id: id, [("worker", .string(name)), ("description", .string(w.thread.loop.describe(detail)))]))
         case .mode(let name, let mode):
-            guard mayAdminister(c.requester.owner) else {
-                c.sink.send(Response.error(id: id, ProtocolError(
-                    .forbidden, "uid \(c.requester.owner.uid) may not switch worker modes: not root, not loopd's own user, "
-                        + "not in server.admin_users or server.admin_groups")))
+            guard mayAdminister(r.owner) else {
+                c.sink.send(Response.error(id: id, notAdministrator(r.owner, may: "switch worker modes")))
                 return
             }
             switchMode(of: name, to: mode, id: id, from: c)
@@ -60,6 +58,17 @@ extension Server {
             ]))
         case .metrics:
             c.sink.send { writeMetricsReply(id: id, into: &$0) }
+        case .schedules:
+            c.sink.send(Response.ok(id: id, [("schedules", schedules.listing(showingJobs: mayAdminister(r.owner)))]))
+        case .schedule(let command, let name):
+            guard mayAdminister(r.owner) else {
+                c.sink.send(Response.error(id: id, notAdministrator(r.owner, may: "\(command.rawValue) schedules")))
+                return
+            }
+            switch schedules.handle(command, name: name) {
+            case .success(let fields): c.sink.send(Response.ok(id: id, fields))
+            case .failure(let error): c.sink.send(Response.error(id: id, error))
+            }
         }
     }
 
@@ -68,6 +77,12 @@ extension Server {
     func mayAdminister(_ owner: JobOwner) -> Bool {
         config.mayAdminister(uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
                              daemonUID: scheduler.daemonUID)
+    }
+
+    /// The `forbidden` refusal of an administrator's request.
+    private func notAdministrator(_ owner: JobOwner, may what: String) -> ProtocolError {
+        ProtocolError(.forbidden, "uid \(owner.uid) may not \(what): not root, not loopd's own user, "
+                      + "not in server.admin_users or server.admin_groups")
     }
 
     /// The media type of `metrics`' text: the Prometheus text exposition format.

@@ -14,6 +14,8 @@ final class Server: @unchecked Sendable {
     let scheduler: JobScheduler
     /// STATUS=, the watchdog and the other notifications to systemd.
     let monitor: ServiceMonitor
+    /// The configured schedules (`[schedules.NAME]`), firing on this loop.
+    let schedules: ScheduleBook
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
     var listener: Listener?
@@ -48,6 +50,18 @@ final class Server: @unchecked Sendable {
         scheduler = JobScheduler(config: config, loop: loop, actions: actions, journal: journal, log: log,
                                  jobIDKey: jobIDKey, metrics: DaemonMetrics(registry: metrics))
         monitor = ServiceMonitor(notifier: notifier, scheduler: scheduler, loop: loop, log: log)
+        schedules = ScheduleBook(log: log, registry: ScheduleMetrics.Registry(registry: metrics),
+                                 stateFile: journal.map { _ in
+                                     ScheduleStateFile(directory: config.server.stateDirectory, fsync: config.journal.fsync)
+                                 },
+                                 hostKey: ScheduleBook.currentHostKey())
+        schedules.runner = scheduler
+    }
+
+    /// Starts the schedules' timer: after the journal's jobs are back, so an
+    /// overlap check finds a durable run from before the restart.
+    func startSchedules() {
+        schedules.start(config.schedules, on: loop)
     }
 
     var workers: [Worker] { scheduler.workers }

@@ -11,8 +11,9 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterable, List
 from . import _wire
 from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
-from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, Stats, WorkerInfo,
-                    inspect_description, jobs_request, parser, raw_reply, submit_request, workers_list)
+from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, ScheduleChange, ScheduleInfo,
+                    Stats, WorkerInfo, inspect_description, jobs_request, parser, raw_reply, schedules_list,
+                    submit_request, workers_list)
 
 __all__ = ["AsyncClient", "DEFAULT_MAX_IN_FLIGHT"]
 
@@ -332,6 +333,14 @@ class AsyncClient:
     def mode(self, worker: str, mode: str) -> Awaitable[ModeChange]:
         """Switches a worker's run mode (administrators only)."""
         return self._op({"op": "mode", "worker": worker, "mode": mode}, parser(ModeChange.parse))
+
+    def schedules(self) -> Awaitable[List[ScheduleInfo]]:
+        """The configured schedules, by name."""
+        return self._op({"op": "schedules"}, schedules_list)
+
+    def schedule(self, command: str, name: str) -> Awaitable[ScheduleChange]:
+        """``pause``, ``resume`` or ``trigger`` the schedule ``name`` (administrators only)."""
+        return self._op({"op": command, "schedule": name}, parser(ScheduleChange.parse))
 
     def stats(self) -> Awaitable[Stats]:
         """The daemon's counters since it started."""

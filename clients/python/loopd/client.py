@@ -13,8 +13,9 @@ from typing import (Any, Callable, Dict, Generic, Iterable, Iterator, List, Opti
 from . import _wire
 from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
-from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, Stats, WorkerInfo,
-                    inspect_description, jobs_request, parser, raw_reply, submit_request, workers_list)
+from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, ScheduleChange, ScheduleInfo,
+                    Stats, WorkerInfo, inspect_description, jobs_request, parser, raw_reply, schedules_list,
+                    submit_request, workers_list)
 
 __all__ = ["Client", "Pipeline", "Pending"]
 
@@ -397,6 +398,15 @@ class Client:
         """Switches a worker's run mode (administrators only: ``ForbiddenError``)."""
         return ModeChange.parse(_check(self.call({"op": "mode", "worker": worker, "mode": mode})))
 
+    def schedules(self) -> List[ScheduleInfo]:
+        """The configured schedules, by name."""
+        return schedules_list(self.call({"op": "schedules"}))
+
+    def schedule(self, command: str, name: str) -> ScheduleChange:
+        """``pause``, ``resume`` or ``trigger`` the schedule ``name``
+        (administrators only: ``ForbiddenError``; ``UnknownScheduleError``)."""
+        return ScheduleChange.parse(_check(self.call({"op": command, "schedule": name})))
+
     def stats(self) -> Stats:
         """The daemon's counters since it started."""
         return Stats.parse(_check(self.call({"op": "stats"})))
@@ -558,6 +568,12 @@ class Pipeline:
 
     def mode(self, worker: str, mode: str) -> "Pending[ModeChange]":
         return self._add({"op": "mode", "worker": worker, "mode": mode}, parser(ModeChange.parse))
+
+    def schedules(self) -> "Pending[List[ScheduleInfo]]":
+        return self._add({"op": "schedules"}, schedules_list)
+
+    def schedule(self, command: str, name: str) -> "Pending[ScheduleChange]":
+        return self._add({"op": command, "schedule": name}, parser(ScheduleChange.parse))
 
     def stats(self) -> "Pending[Stats]":
         return self._add({"op": "stats"}, parser(Stats.parse))

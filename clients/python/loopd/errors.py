@@ -44,6 +44,7 @@ __all__ = [
     "UnknownActionError",
     "UnknownWorkerError",
     "UnknownJobError",
+    "UnknownScheduleError",
     "QueueFullError",
     "QuotaExceededError",
     "ForbiddenError",
@@ -172,6 +173,7 @@ ERROR_TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ("unknown_action", "UnknownActionError", "request", "The `action` is not configured."),
     ("unknown_worker", "UnknownWorkerError", "request", "The named worker does not exist."),
     ("unknown_job", "UnknownJobError", "request", "No job has that id (or its status is past retention)."),
+    ("unknown_schedule", "UnknownScheduleError", "request", "No schedule has that name."),
     ("queue_full", "QueueFullError", "request", "The worker's queue is at its configured limit."),
     ("quota_exceeded", "QuotaExceededError", "request",
      "The client's uid is at one of its per-user quotas; the message names the quota and its value."),
@@ -199,6 +201,7 @@ UnknownOpError: Type[LoopdError]
 UnknownActionError: Type[LoopdError]
 UnknownWorkerError: Type[LoopdError]
 UnknownJobError: Type[LoopdError]
+UnknownScheduleError: Type[LoopdError]
 QueueFullError: Type[LoopdError]
 QuotaExceededError: Type[LoopdError]
 ForbiddenError: Type[LoopdError]

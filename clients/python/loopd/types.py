@@ -323,6 +323,57 @@ class ModeChange:
 
 
 @dataclass(frozen=True)
+class ScheduleInfo:
+    """One schedule in ``schedules`` (a ``[schedules.NAME]`` table of
+    loopd.toml). ``last_job`` and ``last_state`` are sent to administrators
+    only (a schedule's jobs are loopd's own)."""
+
+    name: str
+    action: str
+    #: The grid, for people: ``every 5m``, ``cron 0 9 * * 1-5 (local)``.
+    when: str
+    catch_up: str
+    overlap: str
+    #: This host's fixed delay after each slot, milliseconds.
+    delay_ms: int
+    paused: bool
+    #: The next slot plus the delay; ``None`` while paused.
+    next_run: Optional[datetime]
+    last_slot: Optional[datetime]
+    last_job: Optional[str]
+    last_state: Optional[str]
+    #: Why the last submit was refused, if it was.
+    last_error: Optional[str]
+    #: Since loopd started: jobs submitted, slots that submitted none.
+    fired: int
+    skipped: int
+    raw: Reply = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, r: Reply) -> "ScheduleInfo":
+        return cls(name=r["name"], action=r["action"], when=r["when"], catch_up=r.get("catch_up", "one"),
+                   overlap=r.get("overlap", "skip"), delay_ms=r.get("delay_ms", 0), paused=bool(r.get("paused")),
+                   next_run=parse_time(r.get("next_run")), last_slot=parse_time(r.get("last_slot")),
+                   last_job=r.get("last_job"), last_state=r.get("last_state"), last_error=r.get("last_error"),
+                   fired=r.get("fired", 0), skipped=r.get("skipped", 0), raw=r)
+
+
+@dataclass(frozen=True)
+class ScheduleChange:
+    """``pause``, ``resume``, ``trigger``: the schedule, whether it is paused
+    now, and the job a ``trigger`` submitted."""
+
+    schedule: str
+    paused: bool
+    job: Optional[str] = None
+    raw: Reply = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, r: Reply) -> "ScheduleChange":
+        return cls(schedule=r["schedule"], paused=bool(r.get("paused")), job=r.get("job"), raw=r)
+
+
+@dataclass(frozen=True)
 class Stats:
     """``stats``: the daemon's counters since it started. The nested groups
     (``replies``, ``retained``, ``latency_us``, ``journal``) are dicts as sent."""
@@ -430,3 +481,7 @@ def inspect_description(reply: Reply) -> str:
 
 def workers_list(reply: Reply) -> List[WorkerInfo]:
     return [WorkerInfo.parse(w) for w in checked(reply)["workers"]]
+
+
+def schedules_list(reply: Reply) -> List[ScheduleInfo]:
+    return [ScheduleInfo.parse(s) for s in checked(reply)["schedules"]]

@@ -61,7 +61,7 @@ class Daemon:
     """loopd on a private config, socket and state directory."""
 
     def __init__(self, workdir: str, *, workers: int = 3, limits: str = "", server: str = "",
-                 quotas: str = "") -> None:
+                 quotas: str = "", tables: str = "") -> None:
         self.binary = loopd_binary()
         self.workdir = workdir
         self.socket_path = os.path.join(workdir, "loopd.sock")
@@ -96,6 +96,7 @@ name = "ops"
 placement = "explicit"
 
 {ACTIONS}
+{tables}
 """)
 
     def start(self, timeout: float = 30) -> "Daemon":
