@@ -392,3 +392,64 @@ int cloop_ended_without_reaping(pid_t pid, int *status) {
     *status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
     return 1;
 }
+
+/* The write end of the signal pipe, or -1. The handler reads it once; it is
+   set before any handler is installed and cleared only after every one is
+   removed, so a handler never sees a closed descriptor. */
+static volatile sig_atomic_t signal_pipe_write = -1;
+/* The calling thread's signal mask before the pipe was opened. */
+static sigset_t signal_pipe_saved_mask;
+
+static void signal_pipe_handler(int sig) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)sig;
+    int fd = signal_pipe_write;
+    /* A full pipe drops the byte: the reader has not yet taken the earlier
+       ones, and one byte per signal number is all it needs. */
+    if (fd >= 0) (void)write(fd, &byte, 1);
+    errno = saved;
+}
+
+int cloop_signal_pipe_open(const int *signals, int count) {
+    if (signal_pipe_write >= 0) {
+        errno = EBUSY;
+        return -1;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    signal_pipe_write = fds[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = signal_pipe_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigset_t routed;
+    sigemptyset(&routed);
+    for (int i = 0; i < count; i++) {
+        if (sigaddset(&routed, signals[i]) != 0 || sigaction(signals[i], &action, NULL) != 0) {
+            int failure = errno;
+            for (int j = 0; j < i; j++) signal(signals[j], SIG_DFL);
+            signal_pipe_write = -1;
+            close(fds[0]);
+            close(fds[1]);
+            errno = failure;
+            return -1;
+        }
+    }
+    /* A mask inherited from whoever started the process (a test runner's
+       thread, say) may block them; a blocked signal would wait, pending,
+       for ever. One already pending is handled now. */
+    pthread_sigmask(SIG_UNBLOCK, &routed, &signal_pipe_saved_mask);
+    return fds[0];
+}
+
+void cloop_signal_pipe_close(int read_fd, const int *signals, int count) {
+    /* The mask first: a signal that comes now waits instead of finding
+       its default action half restored. */
+    pthread_sigmask(SIG_SETMASK, &signal_pipe_saved_mask, NULL);
+    for (int i = 0; i < count; i++) signal(signals[i], SIG_DFL);
+    int write_fd = signal_pipe_write;
+    signal_pipe_write = -1;
+    if (write_fd >= 0) close(write_fd);
+    close(read_fd);
+}

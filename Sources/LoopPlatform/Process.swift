@@ -24,6 +24,13 @@ public func processStartedAtUnixMilliseconds(_ pid: pid_t) -> Int64? {
     return boot * 1000 + ticks * 1000 / hertz
 }
 
+/// The command name of process `pid` as /proc/PID/comm gives it (at most
+/// 15 bytes); nil if it is gone or /proc cannot tell.
+public func processName(_ pid: pid_t) -> String? {
+    guard case .success(let comm) = FileSystem.readFile("/proc/\(pid)/comm", limit: 64) else { return nil }
+    return String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+}
+
 /// The process's real uid.
 public func currentUID() -> UInt32 { getuid() }
 
@@ -69,15 +76,18 @@ public func writeLogBytes(_ fd: Int32, _ bytes: [UInt8]) {
 }
 
 /// Writes all of `text` to `fd` (1 or 2) unbuffered, retrying short writes
-/// and `EINTR`; gives up silently on another error (nobody is left to tell).
-/// Unbuffered, so nothing is lost when the process exits right after.
-public func writeStandard(_ fd: Int32, _ text: String) {
+/// and `EINTR`; gives up on another error (`EPIPE`: the reader has gone),
+/// and returns false then. Unbuffered, so nothing is lost when the process
+/// exits right after.
+@discardableResult
+public func writeStandard(_ fd: Int32, _ text: String) -> Bool {
     let bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
         let n = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
-        if n > 0 { offset += n } else if n == -1 && errno == EINTR { continue } else { return }
+        if n > 0 { offset += n } else if n == -1 && errno == EINTR { continue } else { return false }
     }
+    return true
 }
 
 /// The process environment variable `name`.

@@ -10,6 +10,10 @@ public protocol ClientCommand: ParsableCommand {
     var connection: ConnectionOptions { get }
     /// The request's members after `id`, starting with `op`.
     var requestFields: [(String, JSON)] { get }
+    /// How long each reply may take, in milliseconds, before the command
+    /// gives up with exit 4; nil (the default) waits as long as the daemon
+    /// takes, as a waited job may run for hours.
+    var replyTimeoutMs: Int? { get }
     /// What to print for `reply`, and the exit status. Throws
     /// `ClientError.protocol` when an `ok` reply lacks a field it must have.
     func render(_ reply: Reply) throws(ClientError) -> CommandOutput
@@ -21,6 +25,9 @@ public protocol ClientCommand: ParsableCommand {
 }
 
 extension ClientCommand {
+    /// Every reply is waited for as long as it takes.
+    public var replyTimeoutMs: Int? { nil }
+
     /// Runs the command against the real process.
     public func run() throws {
         let status = perform(in: .process)
@@ -48,7 +55,8 @@ extension ClientCommand {
             return CommandOutput(diagnostic: "loopctl: \(error.message)", status: .usage)
         }
         do {
-            let client = try LoopdClient(path: connection.socketPath(in: context), serverUID: serverUID)
+            let client = try LoopdClient(
+                path: connection.socketPath(in: context), serverUID: serverUID, receiveTimeoutMs: replyTimeoutMs)
             defer { client.close() }
             return try converse(with: client, in: context)
         } catch {

@@ -16,13 +16,13 @@ public struct Loopctl: ParsableCommand {
             --server-uid N, else $LOOPD_SERVER_UID, else uid 0 at /run/loopd.sock \
             and no check at other paths; 'any' turns the check off. Every \
             subcommand prints human output; --json prints the daemon's raw reply \
-            line instead (the exit code is the same).
+            line instead (the exit code is the same), except top, a live view.
             """ + "\n\n" + ExitStatus.helpText + "\n\n" + "The protocol itself is documented in docs/PROTOCOL.md.",
         version: LoopdVersion.current,
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
-            WorkersCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self, StatsCommand.self,
-            MetricsCommand.self, PingCommand.self,
+            WorkersCommand.self, TopCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self,
+            StatsCommand.self, MetricsCommand.self, PingCommand.self,
         ])
 
     /// Creates the command with its defaults (ArgumentParser fills in the rest).

@@ -154,6 +154,21 @@ int cloop_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
 /// epoll_wait(2) into an unpacked array. `timeout_ms` as for epoll_wait.
 int cloop_epoll_wait(int epfd, cloop_event *events, int max, int timeout_ms);
 
+/// The self-pipe of signals (`SignalPipe`): opens a pipe, both ends
+/// close-on-exec and non-blocking, and makes each of the `count` `signals`
+/// write its number as one byte to it, from whichever thread it hits
+/// (sigaction with SA_RESTART; the handler calls only write(2) and keeps
+/// errno), and unblocks them in the calling thread. Returns the read end,
+/// or -1 with errno (then no handler or mask is changed). One pipe per
+/// process at a time: a second open fails with EBUSY.
+int cloop_signal_pipe_open(const int *signals, int count);
+/// Gives the calling thread back the signal mask it had before
+/// `cloop_signal_pipe_open`, puts each of `signals` back to its default
+/// action, then closes the pipe whose read end is `read_fd`. The handlers
+/// go before the pipe, so none can write to a descriptor number the
+/// process has reused.
+void cloop_signal_pipe_close(int read_fd, const int *signals, int count);
+
 /// Signal-set helpers (the sigset macros are not importable).
 void cloop_sigset_empty(sigset_t *set);
 void cloop_sigset_add(sigset_t *set, int sig);

@@ -31,7 +31,8 @@ public final class LoopdClient {
     ///     before anything is sent.
     ///   - receiveTimeoutMs: when set, a wait for a reply longer
     ///     than this fails with `ClientError.protocol` instead of blocking
-    ///     forever (tests use it; the CLI waits as long as the job takes).
+    ///     forever (tests and `loopctl top` use it; the other commands
+    ///     wait as long as the job takes).
     public init(path: String, serverUID: ServerUIDOption? = nil, receiveTimeoutMs: Int? = nil) throws(ClientError) {
         self.path = path
         connection = try DaemonConnection.open(
