@@ -208,6 +208,21 @@ import Testing
         #expect(afterDowntime.runner.slots == [Self.noon + 4 * Self.minute], "catch_up = one after the downtime")
     }
 
+    @Test("a damaged state file is reported and replaced: the schedules start afresh on their grid, nothing runs twice or crashes")
+    func aDamagedStateFileStartsAfresh() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data("{\"schedules\": [not json".utf8).write(to: URL(fileURLWithPath: dir + "/schedules.json"))
+        let captured = CapturedLog()
+        let b = Book([Self.every(Self.minute)], at: Self.noon + 30_000, directory: dir,
+                     log: DaemonLogger(Logger(label: "test") { _ in captured }))
+        #expect(captured.messages.contains { $0.contains("not a schedules state file") }, "\(captured.messages)")
+        #expect(b.entry.nextSlot == Self.noon + Self.minute)
+        b.run(at: Self.noon + Self.minute)
+        let again = Book([Self.every(Self.minute)], at: Self.noon + Self.minute + 10, directory: dir)
+        #expect(again.entry.lastSlot == Self.noon + Self.minute, "the file was not written anew")
+    }
+
     @Test("a schedule whose when changed starts on its new grid: no catch-up for slots it never had")
     func aChangedWhenStartsAfresh() {
         let dir = makeTempDirectory()
