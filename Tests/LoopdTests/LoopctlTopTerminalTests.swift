@@ -20,6 +20,24 @@ private let tmuxPath = "/usr/bin/tmux"
 /// nearly everything, and tmux's server would take that mask and hand it
 /// to the panes (its `kill-server` is a SIGTERM to itself). So the pane
 /// gets the signals a terminal session has.
+/// Starts `argv` with `environment`, its standard streams on /dev/null;
+/// the caller reaps it (waitpid).
+private func spawnQuietly(_ argv: [String], environment: [String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd: Int32 in [0, 1, 2] {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    let cArgv = argv.map { strdup($0) } + [nil]
+    let cEnv = environment.map { strdup($0) } + [nil]
+    defer { for p in cArgv + cEnv { free(p) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnv)
+    guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+    return pid
+}
+
 private struct Tmux {
     let socket: String
     /// A UTF-8 client, so capture-pane prints the view's · and ▁ as they are.
@@ -54,19 +72,19 @@ private struct Tmux {
     /// the pane stays alive, so what loopctl left the terminal in can be
     /// looked at.
     ///
-    /// The tmux client that starts the server is not waited for: the
-    /// server, forked from it, keeps the descriptor by which Foundation's
-    /// `Process` learns that its child ended, so that client counts as
-    /// running for as long as the server does. The session's existence is
-    /// waited for instead.
+    /// The tmux client that starts the server is spawned and reaped by
+    /// pid, not run through Foundation's `Process`: the server, forked from
+    /// it, keeps the descriptor by which `Process` learns that its child
+    /// ended, so that client would count as running for as long as the
+    /// server does. The session's existence is then waited for.
     func start(_ name: String, columns: Int, rows: Int, loopctl: URL, _ arguments: [String]) throws {
         let command = ([loopctl.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
         let script = "\(command); echo \"loopctl exited $?\"; read line"
-        let client = process(["new-session", "-d", "-s", name, "-x", "\(columns)", "-y", "\(rows)", script])
-        client.standardOutput = FileHandle.nullDevice
-        client.standardError = FileHandle.nullDevice
-        client.standardInput = FileHandle.nullDevice
-        try client.run()
+        let argv = ["/usr/bin/env", "--default-signal", tmuxPath, "-S", socket, "-f", "/dev/null",
+                    "new-session", "-d", "-s", name, "-x", "\(columns)", "-y", "\(rows)", script]
+        let pid = try spawnQuietly(argv, environment: environment.map { "\($0.key)=\($0.value)" })
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let deadline = Date().addingTimeInterval(30)
         while try run(["has-session", "-t", name]).status != 0 {
             try #require(Date() < deadline, "tmux did not start session \(name)")
