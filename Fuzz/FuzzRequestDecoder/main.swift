@@ -57,6 +57,15 @@ private func checkReply(_ reply: String) {
     guard (try? JSONParser.parse(bytes.dropLast())) != nil else { fatalError("a reply is not JSON: \(reply)") }
 }
 
+/// A query's filters and limit, every one explicit.
+private func filters(_ q: JobsQuery) -> [(String, JSON)] {
+    [("state", q.states.map { .array($0.map { .string($0.rawValue) }) } ?? .null),
+     ("worker", q.worker.map { .string($0) } ?? .null),
+     ("action", q.action.map { .string($0) } ?? .null),
+     ("since", q.submittedSinceUnixMs.map { .string(Timestamp.format(unixMilliseconds: $0)) } ?? .null),
+     ("limit", .integer(Int64(q.limit)))]
+}
+
 /// The request line a client would send for `request` (every field explicit).
 private func encode(_ request: Request) -> String {
     var members: [(String, JSON)] = []
@@ -76,11 +85,14 @@ private func encode(_ request: Request) -> String {
         members += [("op", "wait"), ("job", .string(job)), ("timeout_ms", timeoutMs.map { .integer($0) } ?? .null)]
     case .jobs(let q):
         members.append(("op", "jobs"))
-        members.append(("state", q.states.map { .array($0.map { .string($0.rawValue) }) } ?? .null))
-        members.append(("worker", q.worker.map { .string($0) } ?? .null))
-        members.append(("action", q.action.map { .string($0) } ?? .null))
-        members.append(("since", q.submittedSinceUnixMs.map { .string(Timestamp.format(unixMilliseconds: $0)) } ?? .null))
-        members += [("limit", .integer(Int64(q.limit))), ("cursor", q.cursor.map { .string($0) } ?? .null)]
+        members += filters(q)
+        members.append(("cursor", q.cursor.map { .string($0) } ?? .null))
+    case .retry(let which), .discard(let which):
+        if case .retry = request.operation { members.append(("op", "retry")) } else { members.append(("op", "discard")) }
+        switch which {
+        case .job(let job): members.append(("job", .string(job)))
+        case .matching(let q): members += filters(q)
+        }
     case .submit(let s):
         members += [("op", "submit"), ("action", .string(s.action)), ("args", .array(s.args.map { .string($0) }))]
         switch s.placement {

@@ -21,6 +21,7 @@ public struct Loopctl: ParsableCommand {
         version: LoopdVersion.current,
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
+            RetryCommand.self, DiscardCommand.self,
             WorkersCommand.self, TopCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self,
             StatsCommand.self, MetricsCommand.self, PingCommand.self,
         ])

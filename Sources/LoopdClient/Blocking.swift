@@ -149,6 +149,14 @@ extension LoopdClient {
         public func mode(worker: String, mode: String) throws -> ModeChange {
             try run { try await $0.mode(worker: worker, mode: mode) }
         }
+        /// See `LoopdClient.retry(job:)`.
+        public func retry(job: String) throws -> String { try run { try await $0.retry(job: job) } }
+        /// See `LoopdClient.retry(_:)`.
+        public func retry(_ query: JobsQuery) throws -> RetryOutcome { try run { try await $0.retry(query) } }
+        /// See `LoopdClient.discard(job:)`.
+        public func discard(job: String) throws { try run { try await $0.discard(job: job) } }
+        /// See `LoopdClient.discard(_:)`.
+        public func discard(_ query: JobsQuery) throws -> (jobs: [String], more: Bool) { try run { try await $0.discard(query) } }
         /// See `LoopdClient.schedules()`.
         public func schedules() throws -> [ScheduleInfo] { try run { try await $0.schedules() } }
         /// See `LoopdClient.schedule(_:_:)`.

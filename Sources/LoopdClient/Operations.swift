@@ -75,6 +75,41 @@ extension LoopdClient {
                           previous: try reply.string("previous"))
     }
 
+    /// `retry` of one ended job: the new job's id (it carries `retry_of`).
+    public func retry(job: String) async throws -> String {
+        try await call("retry", [("job", .string(job))]).string("job")
+    }
+
+    /// `retry` of every ended job that matches `query` (its `states`: end
+    /// states; nil: the failures), up to its limit.
+    public func retry(_ query: JobsQuery) async throws -> RetryOutcome {
+        let reply = try await call("retry", query.fields)
+        guard let retried = reply["retried"]?.arrayValue, let refused = reply["refused"]?.arrayValue else {
+            throw LoopdError.missing("retried", in: reply)
+        }
+        return RetryOutcome(
+            retried: retried.map { ($0["job"]?.stringValue ?? "", $0["as"]?.stringValue ?? "") },
+            refused: refused.map { r in
+                (r["job"]?.stringValue ?? "",
+                 LoopdError(.init(wireValue: r["error"]?["code"]?.stringValue ?? ""),
+                            r["error"]?["message"]?.stringValue ?? ""))
+            },
+            more: reply["more"]?.boolValue ?? false)
+    }
+
+    /// `discard` of one ended job.
+    public func discard(job: String) async throws {
+        _ = try await call("discard", [("job", .string(job))])
+    }
+
+    /// `discard` of every ended job that matches `query` (as `retry(_:)`);
+    /// the ids discarded, and whether more matched.
+    public func discard(_ query: JobsQuery) async throws -> (jobs: [String], more: Bool) {
+        let reply = try await call("discard", query.fields)
+        guard let jobs = reply["discarded"]?.arrayValue else { throw LoopdError.missing("discarded", in: reply) }
+        return (jobs.compactMap(\.stringValue), reply["more"]?.boolValue ?? false)
+    }
+
     /// `schedules`: every configured schedule, by name.
     public func schedules() async throws -> [ScheduleInfo] {
         let reply = try await call("schedules")

@@ -152,6 +152,22 @@ public struct ScheduleInfo: Sendable, Equatable {
     public var skipped: Int64
 }
 
+/// The reply to a bulk `retry`: each old job and its new one, and the
+/// jobs whose new submit was refused, with why.
+public struct RetryOutcome: Sendable, Equatable {
+    /// (old job, new job), in the order they were retried.
+    public var retried: [(job: String, newJob: String)]
+    /// (old job, the refusal of its re-submit).
+    public var refused: [(job: String, error: LoopdError)]
+    /// More jobs matched than the limit: ask again.
+    public var more: Bool
+
+    public static func == (a: RetryOutcome, b: RetryOutcome) -> Bool {
+        a.more == b.more && a.retried.elementsEqual(b.retried, by: ==)
+            && a.refused.map(\.job) == b.refused.map(\.job)
+    }
+}
+
 /// The reply to `pause`, `resume` and `trigger`.
 public struct ScheduleChange: Sendable, Equatable {
     /// The schedule.

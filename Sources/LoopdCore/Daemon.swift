@@ -81,6 +81,7 @@ public final class Daemon: @unchecked Sendable {
         do {
             journal = try JobJournal(directory: config.server.stateDirectory, fsync: config.journal.fsync,
                                      retentionSeconds: config.journal.retentionSeconds,
+                                     failureRetentionSeconds: config.limits.retentionFailedSeconds,
                                      retainedByteLimit: config.limits.maxRetainedBytes)
         } catch {
             throw DaemonError.journal(error)

@@ -81,6 +81,22 @@ public enum Operation: Sendable, Equatable {
     case schedules
     /// An administrator's request about one schedule.
     case schedule(ScheduleCommand, name: String)
+    /// Submits ended jobs again, each as a new job linked to the old one.
+    case retry(EndedJobs)
+    /// Forgets ended jobs before their retention ends.
+    case discard(EndedJobs)
+}
+
+/// Which ended jobs a `retry` or `discard` is about: one by id, or every
+/// one the client may see that matches the `jobs` filters, up to a limit.
+public enum EndedJobs: Sendable, Equatable {
+    case job(String)
+    /// `states` are final states only; nil means the failures (`failed`,
+    /// `timed_out`, `expired`). No cursor.
+    case matching(JobsQuery)
+
+    /// The states a bulk form takes when it names none: what failed.
+    public static let failureStates: [JobState] = [.failed, .timedOut, .expired]
 }
 
 /// What an administrator may do to a schedule.

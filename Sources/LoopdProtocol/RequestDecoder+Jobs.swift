@@ -21,6 +21,27 @@ extension RequestDecoder {
         return q
     }
 
+    /// `retry` and `discard`: `job`, or the filters of `jobs` (final states
+    /// only, the failures by default; a limit, no cursor).
+    static func endedJobs(_ f: inout RequestFields, op: String) throws(ProtocolError) -> EndedJobs {
+        if let job = try f.optionalName("job") {
+            for key in ["state", "worker", "action", "since", "limit", "cursor"] where f.has(key) {
+                throw ProtocolError(.badRequest, "give \"job\" or filters, not both: \"\(key)\" with \"job\"")
+            }
+            return .job(job)
+        }
+        guard !f.has("cursor") else { throw ProtocolError(.badRequest, "\"\(op)\" takes no \"cursor\": repeat it until none is left") }
+        var q = try jobs(&f)
+        if let states = q.states {
+            for s in states where !s.isFinal {
+                throw ProtocolError(.badRequest, "\"\(op)\" is about ended jobs; \"\(s.rawValue)\" is not an end state")
+            }
+        } else {
+            q.states = EndedJobs.failureStates
+        }
+        return .matching(q)
+    }
+
     /// `"state"`: one state name, or an array of 1 to `JobsQuery.maxStates`
     /// different ones.
     private static func states(_ value: JSON?) throws(ProtocolError) -> [JobState]? {

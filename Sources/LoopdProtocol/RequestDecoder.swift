@@ -86,6 +86,8 @@ public enum RequestDecoder {
             result = .wait(job: try fields.requiredName("job"),
                            timeoutMs: try fields.optionalInteger("timeout_ms", in: 1...RequestLimits.maxWaitMs))
         case "schedules": result = .schedules
+        case "retry": result = .retry(try endedJobs(&fields, op: op))
+        case "discard": result = .discard(try endedJobs(&fields, op: op))
         case let name where ScheduleCommand(rawValue: name) != nil:
             result = .schedule(ScheduleCommand(rawValue: name)!, name: try fields.requiredName("schedule"))
         default: throw ProtocolError(.unknownOp, "unknown op \"\(op)\"")

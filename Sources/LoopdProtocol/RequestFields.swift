@@ -18,6 +18,11 @@ struct RequestFields {
         return v
     }
 
+    /// Whether the request has `key` (null counts as absent, as everywhere).
+    func has(_ key: String) -> Bool {
+        members.contains { $0.0 == key && $0.1 != .null }
+    }
+
     mutating func requiredString(_ key: String) throws(ProtocolError) -> String {
         guard let v = take(key) else { throw ProtocolError(.badRequest, "missing \"\(key)\"") }
         guard let s = v.stringValue else { throw ProtocolError(.badRequest, "\"\(key)\" must be a string, not \(v.typeName)") }

@@ -223,6 +223,11 @@ import Testing
             Row(name: "pause-name-number", bytes: line(#"{"id":137,"op":"pause","schedule":7}"#), id: 137, expect: .error("bad_request")),
             Row(name: "resume-empty-name", bytes: line(#"{"id":138,"op":"resume","schedule":""}"#), id: 138, expect: .error("bad_request")),
             Row(name: "trigger-unknown", bytes: line(#"{"id":139,"op":"trigger","schedule":"../etc"}"#), id: 139, expect: .error("unknown_schedule")),
+            Row(name: "retry-job-and-filter", bytes: line(#"{"id":141,"op":"retry","job":"x","action":"echo"}"#), id: 141, expect: .error("bad_request")),
+            Row(name: "retry-running-state", bytes: line(#"{"id":142,"op":"retry","state":"running"}"#), id: 142, expect: .error("bad_request")),
+            Row(name: "discard-cursor", bytes: line(#"{"id":143,"op":"discard","cursor":"abc"}"#), id: 143, expect: .error("bad_request")),
+            Row(name: "discard-path-as-job", bytes: line(#"{"id":144,"op":"discard","job":"../../etc/passwd"}"#), id: 144, expect: .error("unknown_job")),
+            Row(name: "retry-nothing-failed", bytes: line(#"{"id":145,"op":"retry","action":"nothing-ran"}"#), id: 145, expect: .ok([("more", false)])),
             Row(name: "schedules-empty", bytes: line(#"{"id":140,"op":"schedules"}"#), id: 140, expect: .ok([("schedules", .array([]))])),
 
             // argv injection against the exec action `argv` = /usr/bin/printf "%s|" + client args:

@@ -45,6 +45,29 @@ import Testing
         #expect(table.page(after: nil, limit: 10) { _ in true }.jobs.map(\.id) == ["j2", "j3", "j4", "j5", "j6"])
     }
 
+    /// `limits.retention_failed_*`: failures are kept apart, so a stream
+    /// of successes does not push them out; they go by their own count and
+    /// age; a discarded job leaves at once and gives its place back.
+    @Test func failuresAreKeptApartByCountAndAge() {
+        let fixture = JobFixture()
+        defer { fixture.stop() }
+        var table = JobTable(retainedCapacity: 2)
+        table.keepFailures(count: 2, bytes: .max, forMs: 60_000)
+        let jobs = (0..<10).map { fixture.job("j\($0)") }
+        for job in jobs { table.insert(job) }
+        #expect(table.retain(jobs[0], failed: true, nowMs: 1_000).isEmpty)
+        #expect(table.retain(jobs[1], failed: true, nowMs: 2_000).isEmpty)
+        for k in 2..<6 { _ = table.retain(jobs[k], nowMs: 3_000) }
+        #expect(table["j0"] === jobs[0] && table["j1"] === jobs[1], "successes pushed the failures out")
+        #expect(table["j2"] == nil && table["j5"] === jobs[5])
+        #expect(table.retain(jobs[6], failed: true, nowMs: 4_000).map(\.id) == ["j0"], "the failures' own bound")
+        #expect(table.retainedFailures.count == 2)
+        table.discard(jobs[1])
+        #expect(table["j1"] == nil && table.retainedFailures.count == 1)
+        #expect(table.retain(jobs[7], failed: true, nowMs: 5_000).isEmpty, "a discarded job gave its place back")
+        #expect(table.retain(jobs[8], nowMs: 64_500).map(\.id).sorted() == ["j4", "j6"], "a failure past its age")
+    }
+
     /// `limits.max_retained_bytes`: finished jobs are forgotten oldest first
     /// once their estimated bytes pass the bound, however few they are; a
     /// large result costs more than a small one; the newest is always kept.

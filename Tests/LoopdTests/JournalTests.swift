@@ -43,6 +43,40 @@ import Testing
         #expect(scan.validEnd == bytes.count)
     }
 
+    /// The retry tails (a failure's request, the links) and the discarded
+    /// record read back as written; a failure outlives retention_seconds
+    /// up to its own, and a discard forgets it across a reopen.
+    @Test func retryTailsAndDiscardsRoundTripAndFailuresAreKeptLonger() throws {
+        var retried = sampleJob(3)
+        retried.retryOf = "j0"
+        var failure = FinishedJob(id: "j2", state: "failed", resultJSON: "{}", finishedAt: 1_000, clientUID: 7,
+                                  details: .init(submittedAt: 900, startedAt: 950, worker: "w1", action: "echo",
+                                                 errorCode: "job_failed", errorMessage: "no"))
+        failure.details?.links = FinishedJob.Links(request: sampleJob(2), retryOf: nil, retriedAs: "j9")
+        let records: [JournalRecord] = [.submitted(retried), .finished(failure), .discarded(id: "j1")]
+        var bytes = JournalRecord.fileHeader
+        for record in records { try record.encode(into: &bytes) }
+        #expect(try JournalScan(bytes, path: "mem").records.map(\.record) == records)
+
+        try withDirectory { dir in
+            let open = { (now: Int64) in
+                try JobJournal(directory: dir, fsync: false, retentionSeconds: 60, failureRetentionSeconds: 3600,
+                               clock: { now })
+            }
+            let journal = try open(10_000)
+            journal.appendFinished(FinishedJob(id: "ok", state: "completed", resultJSON: "{}", finishedAt: 9_000))
+            journal.appendFinished(failure)
+            journal.appendFinished(FinishedJob(id: "gone", state: "failed", resultJSON: "{}", finishedAt: 9_000))
+            try journal.commit()
+            journal.appendDiscarded("gone")
+            try journal.commit()
+            let later = try open(200_000)  // past retention_seconds, within the failures'
+            #expect(later.finishedStatus(id: "ok") == nil)
+            #expect(later.finishedStatus(id: "j2")?.details?.links == failure.details?.links)
+            #expect(later.finishedStatus(id: "gone") == nil, "a discard did not survive the reopen")
+        }
+    }
+
     @Test func pendingAndFinishedJobsSurviveReopen() throws {
         try withDirectory { dir in
             let journal = try JobJournal(directory: dir, fsync: false, retentionSeconds: 3600, clock: { 10_000 })

@@ -40,3 +40,34 @@ struct LoopctlSchedulesTests {
         #expect(unknown.diagnostic?.contains("unknown_schedule") == true)
     }
 }
+
+// loopctl retry and discard: one job or filters, what each prints.
+
+@Suite("loopctl retry and discard")
+struct LoopctlRerunTests {
+    @Test("retry JOB prints the new job; in bulk a line per job, the refusals on stderr with exit 5")
+    func retryOutput() throws {
+        let one = try human(try parse(["retry", "j1"]) as RetryCommand,
+                            #"{"id":1,"ok":true,"job":"j9","retry_of":"j1","state":"queued"}"#)
+        #expect(one == CommandOutput(standardOutput: "j9\n"))
+        let bulk = try human(try parse(["retry", "--since", "1h"]) as RetryCommand,
+                             #"{"id":1,"ok":true,"retried":[{"job":"j1","as":"j9"}],"refused":[{"job":"j2","error":{"code":"quota_exceeded","message":"uid 7 has 10 jobs"}}],"more":true}"#)
+        #expect(bulk.standardOutput == "j1 -> j9\nmore jobs match: run it again\n")
+        #expect(bulk.status == .refused && bulk.diagnostic == "loopctl: j2: quota_exceeded: uid 7 has 10 jobs")
+    }
+
+    @Test("a job and filters together, or neither, or a state that is not an end, are usage errors")
+    func usageErrors() {
+        for arguments in [["retry"], ["retry", "j1", "--state", "failed"], ["discard", "--state", "running"],
+                          ["discard", "--limit", "0", "--state", "failed"]] {
+            #expect(throws: (any Error).self, "\(arguments)") { _ = try Loopctl.parseAsRoot(arguments) }
+        }
+    }
+
+    @Test("discard prints each job it forgot")
+    func discardOutput() throws {
+        let bulk = try human(try parse(["discard", "--state", "failed"]) as DiscardCommand,
+                             #"{"id":1,"ok":true,"discarded":["j1","j2"],"more":false}"#)
+        #expect(bulk == CommandOutput(standardOutput: "j1\nj2\n"))
+    }
+}

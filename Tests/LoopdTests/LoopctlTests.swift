@@ -90,6 +90,7 @@ struct LoopctlArgumentTests {
             ["submit", "noop"], ["status", "j1"], ["cancel", "j1"], ["workers"], ["inspect", "w1"],
             ["mode", "w1", "m"], ["stats"], ["metrics"], ["ping"], ["jobs"], ["wait", "j1"],
             ["schedules", "list"], ["schedules", "pause", "s"], ["schedules", "resume", "s"], ["schedules", "trigger", "s"],
+            ["retry", "j1"], ["discard", "j1"],
         ] {
             // A group's subcommand takes the options after its own name.
             let head = arguments[0] == "schedules" ? Array(arguments.prefix(2)) : [arguments[0]]
@@ -135,6 +136,8 @@ struct LoopctlRequestTests {
             requestLine(parse(["wait", "j-1"]) as WaitCommand),
             requestLine(parse(["wait", "--timeout", "250", "j-1"]) as WaitCommand),
             requestLine(parse(["jobs"]) as JobsCommand),
+            requestLine(parse(["retry", "j-1"]) as RetryCommand),
+            requestLine(parse(["discard", "--state", "failed", "--state", "expired", "--action", "backup", "--limit", "5"]) as DiscardCommand),
             requestLine(parse(["schedules"]) as SchedulesListCommand),
             requestLine(parse(["schedules", "pause", "nightly"]) as ScheduleCommandPause),
             requestLine(parse(["schedules", "resume", "nightly"]) as ScheduleCommandResume),
@@ -149,6 +152,8 @@ struct LoopctlRequestTests {
             .status(job: "j-1"), .cancel(job: "j-1"), .workers, .inspect(worker: "w1"),
             .mode(worker: "w1", mode: "maintenance"), .stats, .metrics, .ping,
             .wait(job: "j-1", timeoutMs: nil), .wait(job: "j-1", timeoutMs: 250), .jobs(JobsQuery()),
+            .retry(.job("j-1")),
+            .discard(.matching(JobsQuery(states: [.failed, .expired], action: "backup", limit: 5))),
             .schedules, .schedule(.pause, name: "nightly"), .schedule(.resume, name: "nightly"),
             .schedule(.trigger, name: "nightly"),
             .jobs(JobsQuery(states: [.held, .timedOut], worker: "w1", action: "sleep",

@@ -87,7 +87,8 @@ extension ConfigLoader {
         try t.rejectUnknownKeys(allowed: [
             "max_line_bytes", "max_connections", "max_queued_jobs_per_worker", "max_pending_reply_bytes",
             "max_retained_bytes", "max_expires_in_ms", "default_expires_in_ms", "max_retries", "max_retry_backoff_ms",
-            "max_unique_key_bytes", "max_requests_per_pass",
+            "max_unique_key_bytes", "max_requests_per_pass", "retention_failed_jobs", "retention_failed_bytes",
+            "retention_failed_seconds",
         ])
         var l = DaemonConfig.Limits()
         if let n = try t.intValue("max_line_bytes", in: ConfigRanges.maxLineBytes) { l.maxLineBytes = n }
@@ -110,6 +111,9 @@ extension ConfigLoader {
         if let n = try t.intValue("max_retries", in: ConfigRanges.maxRetries) { l.maxRetries = n }
         if let n = try t.int("max_retry_backoff_ms", in: ConfigRanges.maxRetryBackoffMs) { l.maxRetryBackoffMs = n }
         if let n = try t.intValue("max_unique_key_bytes", in: ConfigRanges.maxUniqueKeyBytes) { l.maxUniqueKeyBytes = n }
+        if let n = try t.intValue("retention_failed_jobs", in: ConfigRanges.retentionFailedJobs) { l.retentionFailedJobs = n }
+        if let n = try t.intValue("retention_failed_bytes", in: ConfigRanges.retentionFailedBytes) { l.retentionFailedBytes = n }
+        if let s = try t.int("retention_failed_seconds", in: ConfigRanges.retentionSeconds) { l.retentionFailedSeconds = s }
         if let n = try t.intValue("max_requests_per_pass", in: ConfigRanges.maxRequestsPerPass) { l.maxRequestsPerPass = n }
         return l
     }

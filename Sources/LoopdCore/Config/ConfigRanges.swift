@@ -34,6 +34,9 @@ enum ConfigRanges {
 
     /// 0 is allowed: finished durable jobs are forgotten at once.
     static let retentionSeconds: ClosedRange<Int64> = 0...31_536_000
+    /// 0 is allowed: failures are kept with the other ended jobs.
+    static let retentionFailedJobs: ClosedRange<Int64> = 0...10_000_000
+    static let retentionFailedBytes: ClosedRange<Int64> = 0...68_719_476_736
 
     /// Each worker is a resident thread.
     static let workerCount: ClosedRange<Int> = 1...256

@@ -84,6 +84,16 @@ public struct DaemonConfig: Sendable, Equatable {
         public var maxRetryBackoffMs: Int64 = 300_000
         /// `max_unique_key_bytes`: the longest `unique_key` a submit may give.
         public var maxUniqueKeyBytes = 256
+        /// `retention_failed_jobs`: how many failed, timed-out or expired
+        /// jobs are kept for `status`, `jobs` and `retry` apart from (and
+        /// beside) the other ended jobs; 0 keeps them with the others.
+        public var retentionFailedJobs = 10_000
+        /// `retention_failed_bytes`: the estimated memory those failures may hold.
+        public var retentionFailedBytes = 16_777_216
+        /// `retention_failed_seconds`: how long a failure is kept at most,
+        /// in memory; a durable one stays in the journal this long, or
+        /// `journal.retention_seconds` if that is longer.
+        public var retentionFailedSeconds: Int64 = 604_800
         /// `max_requests_per_pass`: requests of one connection handled per
         /// main-loop pass; the rest wait in its buffer for the next pass,
         /// so one pipelining client cannot hold the loop (and the watchdog).

@@ -25,6 +25,9 @@ final class CommitGate: @unchecked Sendable {
     /// Whether `observer` is on the loop now.
     private(set) var isArmed = false
     private var entries: [Entry] = []
+    /// What waits for the next commit besides jobs: the replies of requests
+    /// that journaled a change (`retry`, `discard`), told whether it failed.
+    private var waiters: [(JournalError?) -> Void] = []
     /// Armed while the journal retains finished durable jobs: forgets them
     /// once past retention even if no durable work comes to do it.
     private var expiryTimer: LoopTimer?
@@ -51,6 +54,12 @@ final class CommitGate: @unchecked Sendable {
         entries.append(Entry(job: job, ack: ack))
     }
 
+    /// Runs `body` once the next commit has returned, with its error if it
+    /// failed: a change is acknowledged only once it is on disk.
+    func whenCommitted(_ body: @escaping (JournalError?) -> Void) {
+        waiters.append(body)
+    }
+
     /// Puts the observer on the loop if the journal has records to commit;
     /// called after every append.
     func arm() {
@@ -73,12 +82,16 @@ final class CommitGate: @unchecked Sendable {
         guard journal.hasUncommitted else { return nil }
         let released = entries
         entries.removeAll(keepingCapacity: true)
+        let told = waiters
+        waiters.removeAll()
         do {
             try journal.commit()
         } catch {
             log(.error, "journal commit failed: \(error)")
+            for body in told { body(error) }
             return (released, error)
         }
+        for body in told { body(nil) }
         // Expires finished jobs past retention and rewrites a mostly dead
         // log; without this the log and its in-memory state grew for the
         // daemon's lifetime.

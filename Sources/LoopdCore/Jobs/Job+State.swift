@@ -98,6 +98,10 @@ extension Job {
             }
         }
 
+        /// A failure an operator may want to look at and retry: it failed,
+        /// timed out or expired (a cancel was asked for).
+        var isFailure: Bool { self == .failed || self == .timedOut || self == .expired }
+
         var protocolState: JobState {
             switch self {
             case .completed: .completed

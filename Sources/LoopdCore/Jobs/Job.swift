@@ -160,6 +160,25 @@ final class Job: @unchecked Sendable {
         set { updateRecord(!newValue.isEmpty) { $0.retry = newValue } }
     }
 
+    /// The ended job this one re-runs (`retry`).
+    var retryOf: String? {
+        get { record?.links?.retryOf }
+        set { updateLinks(newValue != nil) { $0.retryOf = newValue } }
+    }
+
+    /// The job that re-runs this one, once it ended (`retry`).
+    var retriedAs: String? {
+        get { record?.links?.retriedAs }
+        set { updateLinks(newValue != nil) { $0.retriedAs = newValue } }
+    }
+
+    private func updateLinks(_ needed: Bool, _ change: (RetryLinks) -> Void) {
+        updateRecord(needed) { record in
+            if record.links == nil { record.links = RetryLinks() }
+            change(record.links!)
+        }
+    }
+
     /// Changes the record, making it first if `needed` (a change to nil
     /// needs none).
     private func updateRecord(_ needed: Bool, _ change: (JobRecord) -> Void) {

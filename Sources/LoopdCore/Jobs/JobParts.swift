@@ -96,4 +96,13 @@ class JobRecord {
     final var error: ProtocolError?
     final var cancelRequestedBy: UInt32?
     final var retry = RetryState()
+    /// The jobs a `retry` linked it to; nil for almost every job.
+    final var links: RetryLinks?
+}
+
+/// The ended job a job re-runs (`retry_of`) and the job that re-runs it
+/// (`retried_as`). Main thread only.
+final class RetryLinks {
+    var retryOf: String?
+    var retriedAs: String?
 }

@@ -89,7 +89,7 @@ extension JobScheduler {
                 }
             }
         }
-        for forgotten in table.retain(job) {
+        for forgotten in table.retain(job, failed: end.isFailure, nowMs: job.endedAtUnixMs) {
             move(forgotten, to: .forgotten)
             forgetUniqueKey(of: forgotten)
         }
@@ -121,6 +121,8 @@ extension FinishedJob {
                                                worker: job.worker.name, action: job.actionName,
                                                errorCode: job.error?.code.rawValue, errorMessage: job.error?.message,
                                                attempt: job.attempt, attemptErrors: job.retry.errors,
-                                               uniqueKey: job.uniqueKey))
+                                               uniqueKey: job.uniqueKey,
+                                               links: .make(request: end.isFailure ? DurableJob(job) : nil,
+                                                            retryOf: job.retryOf, retriedAs: job.retriedAs)))
     }
 }

@@ -65,6 +65,8 @@ extension JobScheduler {
             ])),
             ("retained", .object([
                 ("jobs", .integer(Int64(table.retainedCount))), ("bytes", .integer(Int64(table.retainedBytes))),
+                ("failed_jobs", .integer(Int64(table.retainedFailures.count))),
+                ("failed_bytes", .integer(Int64(table.retainedFailures.bytes))),
             ])),
             ("idle_trims", .integer(Int64(idleTrim.trims))),
             ("latency_us", .object([

@@ -17,12 +17,7 @@ extension JobScheduler {
         var lastSubmitter: JobSubmitter?
         table.reserve(otherIDs: journal.pendingCount)
         journal.forEachPendingJob { d in
-            var request = SubmitRequest(action: d.action, args: d.args, placement: Placement(journalValue: d.placement),
-                                        wait: false, delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true,
-                                        priority: d.priority, expiresInMs: d.expiresInMs)
-            request.retries = d.retries
-            request.retryBackoffMs = d.retryBackoffMs
-            request.uniqueKey = d.uniqueKey
+            let request = SubmitRequest(d)
             do throws(ProtocolError) {
                 let owner = JobOwner(uid: d.clientUID, gid: d.clientGID, groups: d.clientGroups)
                 let submitter: JobSubmitter
@@ -33,7 +28,8 @@ extension JobScheduler {
                     submitters[owner] = submitter
                     lastSubmitter = submitter
                 }
-                let job = try accept(request, submitter: submitter, jobID: d.id, submittedAt: d.submittedAt)
+                let job = try accept(request, submitter: submitter, jobID: d.id, submittedAt: d.submittedAt,
+                                     retryOf: d.retryOf)
                 restoreAttempts(job, from: d)
                 if hasExpired(job) {
                     // Its deadline passed while loopd was down: it never runs.
@@ -58,6 +54,18 @@ extension JobScheduler {
             }
         }
         table.sealOtherIDs()
+    }
+}
+
+extension SubmitRequest {
+    /// The request a durable job was accepted with, as its record keeps it.
+    init(_ d: DurableJob) {
+        self.init(action: d.action, args: d.args, placement: Placement(journalValue: d.placement), wait: false,
+                  delayMs: d.delayMs, timeoutMs: d.timeoutMs, mode: d.mode, durable: true, priority: d.priority,
+                  expiresInMs: d.expiresInMs)
+        retries = d.retries
+        retryBackoffMs = d.retryBackoffMs
+        uniqueKey = d.uniqueKey
     }
 }
 
@@ -91,5 +99,6 @@ extension DurableJob {
         uniqueKey = job.uniqueKey
         attemptsDone = job.attempt - 1
         attemptErrors = job.retry.errors
+        retryOf = job.retryOf
     }
 }

@@ -161,7 +161,7 @@ extension JobScheduler {
     /// asked for, whichever holds the fewest jobs; every job that can match
     /// is in it. Nil without a filter the index serves: the page walks the
     /// table.
-    private func indexSources(_ query: JobsQuery, states: Set<JobState>?, everyone: Bool, uid: UInt32,
+    func indexSources(_ query: JobsQuery, states: Set<JobState>?, everyone: Bool, uid: UInt32,
                               after: UInt64?) -> [SequenceSet.Members]? {
         let index = table.index
         var candidates: [[SequenceSet]] = []

@@ -93,6 +93,7 @@ final class JobScheduler: @unchecked Sendable {
         self.jobIDs = jobIDs
         table = JobTable(retainedCapacity: 100_000, retainedByteLimit: config.limits.maxRetainedBytes,
                          ids: jobIDs.codec)
+        table.keepFailures(config.limits)
         self.log = log
         let ledger = UserLedger()
         self.ledger = ledger
@@ -180,7 +181,7 @@ final class JobScheduler: @unchecked Sendable {
     /// Checks and records a job; a durable one is appended to the journal.
     @discardableResult
     func accept(_ s: SubmitRequest, submitter: JobSubmitter, jobID: String?, submittedAt: Int64,
-                reply: ReplyAddress? = nil) throws(ProtocolError) -> Job {
+                reply: ReplyAddress? = nil, retryOf: String? = nil) throws(ProtocolError) -> Job {
         let owner = submitter.owner
         guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
@@ -214,6 +215,7 @@ final class JobScheduler: @unchecked Sendable {
         let origin: JobOrigin = reply.map { .waiting(WaitingSubmit(submitter: submitter, address: $0)) } ?? .submitted(submitter)
         let job = Job(id: id, sequence: sequence, request: s, kind: kind, origin: origin,
                       acceptedAt: monotonicNanoseconds(), submittedAtUnixMs: submittedAt)
+        if let retryOf { job.retryOf = retryOf }
         schedule(job)
         table.insert(job, generatedID: jobID == nil)
         if JobIndex.Filed(job.state, of: job) == .waiting { queue.countWaiting(job, 1) }

@@ -25,6 +25,7 @@ enum JobStatus {
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
         retryFields(attempt: job.attempt, retries: job.retries, uniqueKey: job.uniqueKey,
                     errors: job.retry.errors, includeAttempts: includeResult, into: &f)
+        links(retryOf: job.retryOf, retriedAs: job.retriedAs, into: &f)
         return f
     }
 
@@ -48,8 +49,15 @@ enum JobStatus {
         if let d = finished.details {
             retryFields(attempt: d.attempt, retries: 0, uniqueKey: d.uniqueKey, errors: d.attemptErrors,
                         includeAttempts: true, into: &f)
+            links(retryOf: d.links?.retryOf, retriedAs: d.links?.retriedAs, into: &f)
         }
         return f
+    }
+
+    /// `retry_of` and `retried_as`, where a `retry` linked the job.
+    private static func links(retryOf: String?, retriedAs: String?, into f: inout [(String, JSON)]) {
+        if let retryOf { f.append(("retry_of", .string(retryOf))) }
+        if let retriedAs { f.append(("retried_as", .string(retriedAs))) }
     }
 
     /// `submitted_at`, `started_at`, `finished_at` (RFC 3339 UTC), then

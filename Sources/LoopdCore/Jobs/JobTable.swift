@@ -1,7 +1,10 @@
 /// Every job the daemon knows: by id, in submission order, and with the
 /// bounds on the ended jobs it keeps answering for: how many, and how many
-/// bytes they hold (`Job.retainedBytes`). The oldest ended job is
-/// forgotten first; the newest is always kept. Main thread only.
+/// bytes they hold (`Job.retainedBytes`). Failures (failed, timed out,
+/// expired) are kept apart, within bounds of their own and an age, so a
+/// stream of successes does not push them out before anyone looked. In
+/// each, the oldest ended job is forgotten first; the newest is always
+/// kept. Main thread only.
 ///
 /// The submission order is the index: an id this run gave out deciphers
 /// to its sequence (`JobIDCodec`), so finding its job is a binary search;
@@ -13,13 +16,14 @@
 /// job's sequence beside it, so finding and clearing its slot, and sweeping
 /// cleared slots out, never reads a job that has long left the cache.
 struct JobTable {
-    /// How many ended jobs stay queryable.
-    let retainedCapacity: Int
-    /// How many bytes of ended jobs stay queryable (`limits.max_retained_bytes`;
-    /// a reload may change it, and the next ended job applies it).
-    var retainedByteLimit: Int
-    /// The estimated bytes the retained ended jobs hold now.
-    private(set) var retainedBytes = 0
+    /// The ended jobs kept that did not fail: at most `retainedCapacity` of
+    /// them, holding at most `retainedByteLimit` bytes (`limits.max_retained_bytes`).
+    private var succeeded: RetainedRing
+    /// The failures kept (`limits.retention_failed_*`); with a capacity of
+    /// 0, failures are kept with the others.
+    private var failures: RetainedRing
+    /// How long a failure is kept at most, milliseconds.
+    var failureRetentionMs: Int64 = .max
     /// Deciphers this run's ids (`JobIDGenerator.codec`); nil: every id
     /// goes in `otherIDs`.
     private let ids: JobIDCodec?
@@ -44,21 +48,38 @@ struct JobTable {
     /// Where the last forgotten job's slot was: jobs are forgotten in about
     /// the order they were submitted, so the next one is usually just after.
     private var clearHint = 0
-    /// The retained ended jobs, oldest first from `oldest`: their
-    /// sequences and estimated bytes. The slots before `oldest` are spent, and dropped
-    /// once they are half of the array.
-    private var retained: [(sequence: UInt64, bytes: Int)] = []
-    private var oldest = 0
-
     init(retainedCapacity: Int, retainedByteLimit: Int = .max, ids: JobIDCodec? = nil) {
         precondition(retainedCapacity > 0, "the job table keeps at least one ended job")
-        self.retainedCapacity = retainedCapacity
-        self.retainedByteLimit = retainedByteLimit
+        succeeded = RetainedRing(capacity: retainedCapacity, byteLimit: retainedByteLimit)
+        failures = RetainedRing(capacity: 0, byteLimit: 0, tracksMembers: true)
         self.ids = ids
     }
 
-    /// How many ended jobs are retained now.
-    var retainedCount: Int { retained.count - oldest }
+    /// How many ended jobs are retained now, and the bytes they are estimated to hold.
+    var retainedCount: Int { succeeded.count + failures.count }
+    var retainedBytes: Int { succeeded.bytes + failures.bytes }
+    /// Of those, the failures.
+    var retainedFailures: (count: Int, bytes: Int) { (failures.count, failures.bytes) }
+    var retainedCapacity: Int { succeeded.capacity }
+    /// `limits.max_retained_bytes`; a reload may change it, and the next ended job applies it.
+    var retainedByteLimit: Int {
+        get { succeeded.byteLimit }
+        set { succeeded.byteLimit = newValue }
+    }
+
+    /// The failures' own bounds (`limits.retention_failed_jobs`,
+    /// `retention_failed_bytes`, `retention_failed_seconds`); a reload
+    /// applies them with the next ended job.
+    mutating func keepFailures(count: Int, bytes: Int, forMs ms: Int64) {
+        failures.capacity = count
+        failures.byteLimit = bytes
+        failureRetentionMs = ms
+    }
+
+    mutating func keepFailures(_ limits: DaemonConfig.Limits) {
+        keepFailures(count: limits.retentionFailedJobs, bytes: limits.retentionFailedBytes,
+                     forMs: limits.retentionFailedSeconds * 1000)
+    }
 
     /// The job known by `id`. An id that deciphers to a sequence of this
     /// run is looked for there first; one made with another run's key
@@ -123,25 +144,29 @@ struct JobTable {
     }
 
     /// Keeps an ended job queryable; returns the jobs it displaces (the
-    /// oldest retained, while there are more than `retainedCapacity` or
-    /// they hold more than `retainedByteLimit`), which the table no longer
-    /// knows and the caller then forgets.
-    mutating func retain(_ job: Job) -> [Job] {
-        let bytes = job.retainedBytes
-        retained.append((job.sequence, bytes))
-        retainedBytes += bytes
-        var gone: [Job] = []
-        while retainedCount > retainedCapacity || (retainedBytes > retainedByteLimit && retainedCount > 1) {
-            let (evicted, evictedBytes) = retained[oldest]
-            oldest += 1
-            retainedBytes -= evictedBytes
-            if let job = forget(evicted) { gone.append(job) }
+    /// oldest of its kind, while there are more than its bound or they
+    /// hold more bytes than theirs; failures also once older than their
+    /// age, at `nowMs`), which the table no longer knows and the caller
+    /// then forgets.
+    mutating func retain(_ job: Job, failed: Bool = false, nowMs: Int64 = 0) -> [Job] {
+        var evicted: [UInt64]
+        if failed && failures.capacity > 0 {
+            evicted = failures.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs)
+        } else {
+            evicted = succeeded.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs)
         }
-        if oldest >= 1024 && oldest * 2 >= retained.count {
-            retained.removeFirst(oldest)
-            oldest = 0
+        if failureRetentionMs < .max { evicted += failures.evict(endedBefore: nowMs - failureRetentionMs) }
+        return evicted.compactMap { forget($0) }
+    }
+
+    /// Forgets an ended job before its turn (`discard`); the caller moves it to `forgotten`.
+    mutating func discard(_ job: Job) {
+        if failures.holds(job.sequence) {
+            failures.discard(job.sequence, bytes: job.retainedBytes)
+        } else {
+            succeeded.discard(job.sequence, bytes: job.retainedBytes)
         }
-        return gone
+        _ = forget(job.sequence)
     }
 
     /// Removes the ended job of `sequence` from the index and clears its slot.
@@ -242,5 +267,77 @@ struct JobTable {
         var n = 0
         for slot in order { if let job = slot.job, predicate(job) { n += 1 } }
         return n
+    }
+}
+
+/// Ended jobs kept for `status`, in the order they ended, within a count and
+/// a byte bound: the oldest goes first, the newest always stays. A job
+/// discarded before its turn gives its bytes and its place back at once;
+/// its entry is skipped when its turn comes.
+private struct RetainedRing {
+    var capacity: Int
+    var byteLimit: Int
+    private(set) var bytes = 0
+    /// From `oldest` on; the entries before it are spent, and dropped once
+    /// they are half of the array.
+    private var entries: [(sequence: UInt64, bytes: Int, endedAtMs: Int64)] = []
+    private var oldest = 0
+    private var discarded: Set<UInt64> = []
+    /// The sequences held, when asked for (the failures' ring: small, and
+    /// `discard` must find which ring holds a job).
+    private var members: Set<UInt64>?
+
+    init(capacity: Int, byteLimit: Int, tracksMembers: Bool = false) {
+        self.capacity = capacity
+        self.byteLimit = byteLimit
+        members = tracksMembers ? [] : nil
+    }
+
+    /// Whether `sequence` is held (only for a ring that tracks its members).
+    func holds(_ sequence: UInt64) -> Bool { members?.contains(sequence) ?? false }
+
+    var count: Int { entries.count - oldest - discarded.count }
+
+    /// Adds the newest; returns the sequences it pushes out.
+    mutating func add(_ sequence: UInt64, bytes jobBytes: Int, endedAtMs: Int64) -> [UInt64] {
+        entries.append((sequence, jobBytes, endedAtMs))
+        bytes += jobBytes
+        members?.insert(sequence)
+        var gone: [UInt64] = []
+        while count > capacity || (bytes > byteLimit && count > 1) {
+            if let sequence = popOldest() { gone.append(sequence) }
+        }
+        return gone
+    }
+
+    /// Pushes out the entries that ended before `cutoff` (ended order is
+    /// the ring's order, give or take a clock step).
+    mutating func evict(endedBefore cutoff: Int64) -> [UInt64] {
+        var gone: [UInt64] = []
+        while oldest < entries.count && entries[oldest].endedAtMs < cutoff {
+            if let sequence = popOldest() { gone.append(sequence) }
+        }
+        return gone
+    }
+
+    /// Takes `sequence`, which it holds, out before its turn.
+    mutating func discard(_ sequence: UInt64, bytes jobBytes: Int) {
+        guard discarded.insert(sequence).inserted else { return }
+        members?.remove(sequence)
+        bytes -= jobBytes
+    }
+
+    /// The oldest live entry's sequence, removed; nil for a discarded one.
+    private mutating func popOldest() -> UInt64? {
+        let entry = entries[oldest]
+        oldest += 1
+        if oldest >= 1024 && oldest * 2 >= entries.count {
+            entries.removeFirst(oldest)
+            oldest = 0
+        }
+        if discarded.remove(entry.sequence) != nil { return nil }
+        members?.remove(entry.sequence)
+        bytes -= entry.bytes
+        return entry.sequence
     }
 }

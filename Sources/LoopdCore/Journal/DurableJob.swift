@@ -1,3 +1,5 @@
+import LoopdProtocol
+
 /// A durable job as the journal keeps it: everything needed to queue it
 /// again after a restart, and nothing about how far it got.
 public struct DurableJob: Sendable, Equatable {
@@ -45,10 +47,12 @@ public struct DurableJob: Sendable, Equatable {
     public var attemptsDone = 0
     /// The failed attempts' errors, the last `AttemptRecord.limit`.
     public var attemptErrors: [AttemptRecord] = []
+    /// The ended job this one re-runs (`retry`), if it is such a job.
+    public var retryOf: String?
 
-    /// Whether the record needs the retry tail (a job without retries or a
-    /// key is written as older releases wrote it).
-    var hasRetryTail: Bool { retries > 0 || uniqueKey != nil || attemptsDone > 0 }
+    /// Whether the record needs the retry tail (a job without retries, a
+    /// key or a `retry_of` is written as older releases wrote it).
+    var hasRetryTail: Bool { retries > 0 || uniqueKey != nil || attemptsDone > 0 || retryOf != nil }
 
     /// Whether the record needs the scheduling tail: a priority other than
     /// the default, an expiry, or the retry tail that follows it.
@@ -79,7 +83,7 @@ public struct DurableJob: Sendable, Equatable {
 public struct FinishedJob: Sendable, Equatable {
     /// The job id.
     public var id: String
-    /// `completed`, `failed` or `cancelled`.
+    /// The state it ended in: `completed`, `failed`, `timed_out`, `cancelled` or `expired`.
     public var state: String
     /// The job's `result` object, as JSON text (opaque to the journal).
     public var resultJSON: String
@@ -91,6 +95,12 @@ public struct FinishedJob: Sendable, Equatable {
     /// Where and when it ran, and why it failed; nil in records written
     /// before loopd kept them.
     public var details: Details?
+
+    /// A failure (failed, timed out, expired): kept for
+    /// `limits.retention_failed_seconds` if that is longer than `journal.retention_seconds`.
+    var isFailure: Bool {
+        state == JobState.failed.rawValue || state == JobState.timedOut.rawValue || state == JobState.expired.rawValue
+    }
 
     /// What `status` tells of a durable job after a restart, beyond its end.
     public struct Details: Sendable, Equatable {
@@ -112,13 +122,17 @@ public struct FinishedJob: Sendable, Equatable {
         public var attemptErrors: [AttemptRecord] = []
         /// Its `unique_key`, if any: a restart rebuilds the key index from it.
         public var uniqueKey: String?
+        /// What `retry` needs of it, and the jobs it is linked to; nil for
+        /// most jobs (a reference, so an end without them costs one word).
+        public var links: Links?
 
         /// Whether the record needs the retry tail.
-        var hasRetryTail: Bool { attempt > 1 || !attemptErrors.isEmpty || uniqueKey != nil }
+        var hasRetryTail: Bool { attempt > 1 || !attemptErrors.isEmpty || uniqueKey != nil || links != nil }
 
         public init(submittedAt: Int64, startedAt: Int64?, worker: String, action: String,
                     errorCode: String? = nil, errorMessage: String? = nil, attempt: Int = 1,
-                    attemptErrors: [AttemptRecord] = [], uniqueKey: String? = nil) {
+                    attemptErrors: [AttemptRecord] = [], uniqueKey: String? = nil, links: Links? = nil) {
+            self.links = links
             self.attempt = attempt
             self.attemptErrors = attemptErrors
             self.uniqueKey = uniqueKey
@@ -128,6 +142,31 @@ public struct FinishedJob: Sendable, Equatable {
             self.action = action
             self.errorCode = errorCode
             self.errorMessage = errorMessage
+        }
+    }
+
+    /// What a durable end keeps for `retry`: the request of a failure (so
+    /// it can be run again after a restart), the job it re-ran (`retry_of`)
+    /// and the job that re-runs it (`retried_as`).
+    public final class Links: Sendable, Equatable {
+        public let request: DurableJob?
+        public let retryOf: String?
+        public let retriedAs: String?
+
+        public init(request: DurableJob?, retryOf: String?, retriedAs: String?) {
+            self.request = request
+            self.retryOf = retryOf
+            self.retriedAs = retriedAs
+        }
+
+        /// Nil when there is nothing to keep.
+        static func make(request: DurableJob?, retryOf: String?, retriedAs: String?) -> Links? {
+            request == nil && retryOf == nil && retriedAs == nil
+                ? nil : Links(request: request, retryOf: retryOf, retriedAs: retriedAs)
+        }
+
+        public static func == (a: Links, b: Links) -> Bool {
+            a.request == b.request && a.retryOf == b.retryOf && a.retriedAs == b.retriedAs
         }
     }
 

@@ -33,6 +33,8 @@ public final class JobJournal {
 
     let fsyncEnabled: Bool
     let retentionMs: Int64
+    /// How long failures are retained: `retentionMs` or longer.
+    let failureRetentionMs: Int64
     let compactionThresholdBytes: Int
     let clock: () -> Int64
 
@@ -79,12 +81,14 @@ public final class JobJournal {
     /// - Parameters:
     ///   - fsync: sync each commit; off only for tests and benchmarks.
     ///   - retentionSeconds: how long finished jobs stay queryable.
+    ///   - failureRetentionSeconds: how long failures (failed, timed out,
+    ///     expired) stay queryable, if longer (`limits.retention_failed_seconds`).
     ///   - compactionThresholdBytes: the log is never compacted below this size.
     ///   - retainedByteLimit: `limits.max_retained_bytes`: the estimated
     ///     memory finished jobs may hold; past it the oldest are forgotten.
     ///   - clock: Unix milliseconds; injected by tests.
     public init(
-        directory: String, fsync: Bool = true, retentionSeconds: Int64,
+        directory: String, fsync: Bool = true, retentionSeconds: Int64, failureRetentionSeconds: Int64 = 0,
         compactionThresholdBytes: Int = 8 << 20, retainedByteLimit: Int = .max,
         clock: @escaping () -> Int64 = { JobJournal.unixMilliseconds() }
     ) throws(JournalError) {
@@ -93,6 +97,7 @@ public final class JobJournal {
         path = directory + "/journal.log"
         fsyncEnabled = fsync
         retentionMs = retentionSeconds * 1000
+        failureRetentionMs = max(retentionSeconds, failureRetentionSeconds) * 1000
         self.compactionThresholdBytes = compactionThresholdBytes
         self.clock = clock
 
@@ -133,7 +138,7 @@ public final class JobJournal {
             try log.truncate(to: scan.validEnd)
             if fsync { try log.sync() }
         }
-        live.expire(finishedBefore: clock() - retentionSeconds * 1000)
+        live.expire(finishedBefore: clock() - retentionMs, failuresBefore: clock() - failureRetentionMs)
         recovery.finished = live.finishedJobs()
         file = log
         committedEnd = scan.validEnd
@@ -197,6 +202,13 @@ public final class JobJournal {
             stub.resultJSON = #"{"journal_error":"result of \#(job.resultJSON.utf8.count) bytes too large to journal"}"#
             try? append(.finished(stub))
         }
+    }
+
+    /// Buffers the record that forgets the ended job `id` before its
+    /// retention ends (`discard`); no I/O. Like a finish, it survives a
+    /// failed commit.
+    public func appendDiscarded(_ id: String) {
+        try? append(.discarded(id: id))
     }
 
     private func append(_ record: JournalRecord) throws(JournalError) {
@@ -269,7 +281,7 @@ public final class JobJournal {
         var kept: [UInt8] = []
         var keptRecords: [(record: JournalRecord, bytes: Range<Int>)] = []
         for (record, bytes) in buffered {
-            guard case .finished = record else { continue }
+            if case .submitted = record { continue }
             keptRecords.append((record, kept.count..<kept.count + bytes.count))
             kept += buffer[bytes]
         }
@@ -280,8 +292,14 @@ public final class JobJournal {
     /// The retained, committed finish of durable job `id`; nil if unknown,
     /// not yet committed, or past retention.
     public func finishedStatus(id: String) -> FinishedJob? {
-        guard let job = state.finishedJob(id), job.finishedAt >= clock() - retentionMs else { return nil }
+        guard let job = state.finishedJob(id),
+              job.finishedAt >= clock() - (job.isFailure ? failureRetentionMs : retentionMs) else { return nil }
         return job
+    }
+
+    /// The retained, committed finishes, in the order they finished.
+    public func finishedJobs() -> [FinishedJob] {
+        state.finishedJobs()
     }
 
     /// `limits.max_retained_bytes` for the retained finishes (a reload may
@@ -302,7 +320,7 @@ public final class JobJournal {
     /// finishes as they go; an idle daemon calls `compactIfNeeded()` at this
     /// time so their memory is not held until the next durable job.
     public var nextExpiry: Int64? {
-        state.oldestFinishAt.map { $0 + retentionMs }
+        state.nextExpiry(retentionMs: retentionMs, failureRetentionMs: failureRetentionMs)
     }
 
     /// Counters and sizes; see `JournalStats`.

@@ -24,7 +24,7 @@ extension JobJournal {
     /// jobs past retention from memory first, whether or not it compacts.
     /// Cheap enough to call every loop pass.
     public func compactIfNeeded() throws(JournalError) {
-        state.expire(finishedBefore: clock() - retentionMs)
+        state.expire(finishedBefore: clock() - retentionMs, failuresBefore: clock() - failureRetentionMs)
         let logBytes = committedEnd - JournalRecord.fileHeader.count
         guard committedEnd >= compactionThresholdBytes, state.liveBytes * 2 < logBytes else { return }
         try compact()
@@ -33,7 +33,7 @@ extension JobJournal {
     /// Rewrites the log as its live records now, whatever its size. On a
     /// failure before the rename the old log stays in use, unchanged.
     func compact() throws(JournalError) {
-        state.expire(finishedBefore: clock() - retentionMs)
+        state.expire(finishedBefore: clock() - retentionMs, failuresBefore: clock() - failureRetentionMs)
         var bytes = JournalRecord.fileHeader
         bytes.reserveCapacity(bytes.count + state.liveBytes)
         // Re-encoding cannot hit `.recordTooLarge`: each record was encoded

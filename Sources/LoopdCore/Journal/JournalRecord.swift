@@ -11,18 +11,25 @@
 ///                               [· u32 clientGID · u32 groupCount · u32×groupCount
 ///                                [· u32 priority · opt-i64 expiresInMs
 ///                                 [· u32 retries · i64 retryBackoffMs · opt-str uniqueKey
-///                                  · u32 attemptsDone · attempts]]]
+///                                  · u32 attemptsDone · attempts
+///                                   [· opt-str retryOf]]]]
 /// type 2 "finished"  payload := str id · str state · str resultJSON · i64 finishedAt
 ///                               [· u32 clientUID
 ///                                [· i64 submittedAt · opt-i64 startedAt · str worker · str action
 ///                                 · opt-str errorCode · opt-str errorMessage
-///                                 [· u32 attempt · attempts · opt-str uniqueKey]]]
+///                                 [· u32 attempt · attempts · opt-str uniqueKey
+///                                  [· opt-(u32 length · submitted payload) request
+///                                   · opt-str retryOf · opt-str retriedAs]]]]
+/// type 3 "discarded" payload := str id
 /// attempts := u32 count (≤ 8) · (u32 attempt · str code · str message · i64 endedAt)×count
 /// str := u32 byte count · UTF-8 bytes          opt-X := u8 0 | u8 1 · X
 /// ```
 ///
 /// The bracketed tails were added after the first release; a record without
 /// one (written by an older loopd) still reads, with those fields unknown.
+/// The `retry` tails and the discarded record (after 0.2.0) are written only for
+/// a durable failure, a retry's links and a discard: a journal of other
+/// jobs stays readable by earlier releases.
 /// The scheduling tails (0.2.0) are written only for a job with a priority
 /// other than the default, an expiry, `retries` or a `unique_key`, so a
 /// journal of jobs without them stays readable by 0.1.0.
@@ -38,6 +45,8 @@
 enum JournalRecord: Equatable {
     case submitted(DurableJob)
     case finished(FinishedJob)
+    /// An ended job forgotten before its retention ended (`discard`).
+    case discarded(id: String)
 
     /// The gid written for "unknown" when a later tail follows: (gid_t)-1,
     /// which the kernel uses for "no id" and the config never accepts.
@@ -48,6 +57,7 @@ enum JournalRecord: Equatable {
     /// The type byte of a submitted and of a finished record.
     static let submittedType: UInt8 = 1
     static let finishedType: UInt8 = 2
+    static let discardedType: UInt8 = 3
     /// Largest payload accepted: far above any request line loopd accepts,
     /// and small enough that a garbage length is recognised as garbage.
     static let maxPayloadBytes = 64 << 20
@@ -66,6 +76,7 @@ enum JournalRecord: Equatable {
         switch self {
         case let .submitted(job): return job.id
         case let .finished(job): return job.id
+        case let .discarded(id): return id
         }
     }
 
@@ -81,34 +92,10 @@ enum JournalRecord: Equatable {
         switch self {
         case let .submitted(job):
             writer.bytes.append(Self.submittedType)
-            writer.string(job.id)
-            writer.string(job.action)
-            writer.u32(UInt32(job.args.count))
-            for arg in job.args { writer.string(arg) }
-            writer.string(job.placement)
-            writer.i64(job.delayMs)
-            writer.optional(job.timeoutMs) { $0.i64($1) }
-            writer.optional(job.mode) { $0.string($1) }
-            writer.i64(job.submittedAt)
-            writer.u32(job.clientUID)
-            // The tails nest: each is written only when it or a later one
-            // is needed, so a plain job's record is as older releases wrote it.
-            if job.clientGID != nil || job.hasSchedulingTail {
-                writer.u32(job.clientGID ?? Self.unknownGID)
-                writer.u32(UInt32(job.clientGroups.count))
-                for group in job.clientGroups { writer.u32(group) }
-                if job.hasSchedulingTail {
-                    writer.u32(job.priority)
-                    writer.optional(job.expiresInMs) { $0.i64($1) }
-                    if job.hasRetryTail {
-                        writer.u32(UInt32(job.retries))
-                        writer.i64(job.retryBackoffMs)
-                        writer.optional(job.uniqueKey) { $0.string($1) }
-                        writer.u32(UInt32(job.attemptsDone))
-                        writer.attempts(job.attemptErrors)
-                    }
-                }
-            }
+            writer.submitted(job)
+        case let .discarded(id):
+            writer.bytes.append(Self.discardedType)
+            writer.string(id)
         case let .finished(job):
             writer.bytes.append(Self.finishedType)
             writer.string(job.id)
@@ -128,6 +115,16 @@ enum JournalRecord: Equatable {
                         writer.u32(UInt32(d.attempt))
                         writer.attempts(d.attemptErrors)
                         writer.optional(d.uniqueKey) { $0.string($1) }
+                        if let links = d.links {
+                            writer.optional(links.request) { w, request in
+                                var inner = ByteWriter()
+                                inner.submitted(request)
+                                w.u32(UInt32(inner.bytes.count))
+                                w.bytes += inner.bytes
+                            }
+                            writer.optional(links.retryOf) { $0.string($1) }
+                            writer.optional(links.retriedAs) { $0.string($1) }
+                        }
                     }
                 }
             }
@@ -152,46 +149,11 @@ enum JournalRecord: Equatable {
         var reader = ByteReader(bytes: payload)
         switch type {
         case Self.submittedType:
-            guard let id = reader.string(), let action = reader.string(), let argc = reader.u32(),
-                  argc <= UInt32(payload.count) else { return nil }
-            var args: [String] = []
-            for _ in 0..<argc {
-                guard let arg = reader.string() else { return nil }
-                args.append(arg)
-            }
-            guard let placement = reader.string(), let delay = reader.i64(),
-                  let timeout = reader.optional({ $0.i64() }), let mode = reader.optional({ $0.string() }),
-                  let submittedAt = reader.i64(), let uid = reader.u32() else { return nil }
-            var gid: UInt32?
-            var groups: [UInt32] = []
-            if !reader.isAtEnd {
-                guard let g = reader.u32(), let count = reader.u32(), count <= UInt32(payload.count / 4) else { return nil }
-                for _ in 0..<count {
-                    guard let group = reader.u32() else { return nil }
-                    groups.append(group)
-                }
-                gid = g == Self.unknownGID ? nil : g
-            }
-            var job = DurableJob(
-                id: id, action: action, args: args, placement: placement, delayMs: delay,
-                timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
-                clientGID: gid, clientGroups: groups)
-            if !reader.isAtEnd {
-                guard let p = reader.u32(), let e = reader.optional({ $0.i64() }) else { return nil }
-                job.priority = p
-                job.expiresInMs = e
-            }
-            if !reader.isAtEnd {
-                guard let retries = reader.u32(), let backoff = reader.i64(), let key = reader.optional({ $0.string() }),
-                      let done = reader.u32(), let errors = reader.attempts() else { return nil }
-                job.retries = Int(retries)
-                job.retryBackoffMs = backoff
-                job.uniqueKey = key
-                job.attemptsDone = Int(done)
-                job.attemptErrors = errors
-            }
-            guard reader.isAtEnd else { return nil }
+            guard let job = reader.submitted(), reader.isAtEnd else { return nil }
             return .submitted(job)
+        case Self.discardedType:
+            guard let id = reader.string(), reader.isAtEnd else { return nil }
+            return .discarded(id: id)
         case Self.finishedType:
             guard let id = reader.string(), let state = reader.string(), let result = reader.string(),
                   let finishedAt = reader.i64() else { return nil }
@@ -215,6 +177,16 @@ enum JournalRecord: Equatable {
                 details?.attempt = Int(attempt)
                 details?.attemptErrors = errors
                 details?.uniqueKey = key
+            }
+            if !reader.isAtEnd {
+                guard let request = reader.optional({ r -> DurableJob? in
+                          guard let n = r.u32(), var inner = r.slice(Int(n)) else { return nil }
+                          guard let job = inner.submitted(), inner.isAtEnd else { return nil }
+                          return job
+                      }),
+                      let retryOf = reader.optional({ $0.string() }), let retriedAs = reader.optional({ $0.string() })
+                else { return nil }
+                details?.links = FinishedJob.Links(request: request, retryOf: retryOf, retriedAs: retriedAs)
             }
             guard reader.isAtEnd else { return nil }
             return .finished(FinishedJob(id: id, state: state, resultJSON: result, finishedAt: finishedAt,
@@ -269,6 +241,9 @@ struct ByteReader {
     }
 
     var isAtEnd: Bool { position == bytes.endIndex }
+    /// Bytes not read yet.
+    var remaining: Int { bytes.endIndex - position }
+
 
     mutating func u32() -> UInt32? {
         guard bytes.endIndex - position >= 4 else { return nil }
@@ -307,5 +282,91 @@ struct ByteReader {
         var value: UInt32 = 0
         for i in 0..<4 { value |= UInt32(bytes[offset + i]) << (8 * UInt32(i)) }
         return value
+    }
+}
+
+extension ByteWriter {
+    /// A submitted record's payload (also a failure's `request`, inside its finished record).
+    mutating func submitted(_ job: DurableJob) {
+        string(job.id)
+        string(job.action)
+        u32(UInt32(job.args.count))
+        for arg in job.args { string(arg) }
+        string(job.placement)
+        i64(job.delayMs)
+        optional(job.timeoutMs) { $0.i64($1) }
+        optional(job.mode) { $0.string($1) }
+        i64(job.submittedAt)
+        u32(job.clientUID)
+        // The tails nest: each is written only when it or a later one
+        // is needed, so a plain job's record is as older releases wrote it.
+        guard job.clientGID != nil || job.hasSchedulingTail else { return }
+        u32(job.clientGID ?? JournalRecord.unknownGID)
+        u32(UInt32(job.clientGroups.count))
+        for group in job.clientGroups { u32(group) }
+        guard job.hasSchedulingTail else { return }
+        u32(job.priority)
+        optional(job.expiresInMs) { $0.i64($1) }
+        guard job.hasRetryTail else { return }
+        u32(UInt32(job.retries))
+        i64(job.retryBackoffMs)
+        optional(job.uniqueKey) { $0.string($1) }
+        u32(UInt32(job.attemptsDone))
+        attempts(job.attemptErrors)
+        guard let retryOf = job.retryOf else { return }
+        optional(retryOf) { $0.string($1) }
+    }
+}
+
+extension ByteReader {
+    /// The next `count` bytes as a reader of their own; nil past the end.
+    mutating func slice(_ count: Int) -> ByteReader? {
+        guard count >= 0, count <= remaining else { return nil }
+        defer { position += count }
+        return ByteReader(bytes: bytes[position..<position + count])
+    }
+
+    /// A submitted record's payload, up to the end of this reader.
+    mutating func submitted() -> DurableJob? {
+        guard let id = string(), let action = string(), let argc = u32(), argc <= UInt32(remaining) else { return nil }
+        var args: [String] = []
+        for _ in 0..<argc {
+            guard let arg = string() else { return nil }
+            args.append(arg)
+        }
+        guard let placement = string(), let delay = i64(), let timeout = optional({ $0.i64() }),
+              let mode = optional({ $0.string() }), let submittedAt = i64(), let uid = u32() else { return nil }
+        var gid: UInt32?
+        var groups: [UInt32] = []
+        if !isAtEnd {
+            guard let g = u32(), let count = u32(), count <= UInt32(remaining / 4) else { return nil }
+            for _ in 0..<count {
+                guard let group = u32() else { return nil }
+                groups.append(group)
+            }
+            gid = g == JournalRecord.unknownGID ? nil : g
+        }
+        var job = DurableJob(id: id, action: action, args: args, placement: placement, delayMs: delay,
+                             timeoutMs: timeout, mode: mode, submittedAt: submittedAt, clientUID: uid,
+                             clientGID: gid, clientGroups: groups)
+        if !isAtEnd {
+            guard let p = u32(), let e = optional({ $0.i64() }) else { return nil }
+            job.priority = p
+            job.expiresInMs = e
+        }
+        if !isAtEnd {
+            guard let retries = u32(), let backoff = i64(), let key = optional({ $0.string() }),
+                  let done = u32(), let errors = attempts() else { return nil }
+            job.retries = Int(retries)
+            job.retryBackoffMs = backoff
+            job.uniqueKey = key
+            job.attemptsDone = Int(done)
+            job.attemptErrors = errors
+        }
+        if !isAtEnd {
+            guard let retryOf = optional({ $0.string() }) else { return nil }
+            job.retryOf = retryOf
+        }
+        return job
     }
 }

@@ -25,10 +25,11 @@ struct JournalState {
     /// Where each pending job is in `pendingOrder`.
     private var pendingIndex: [String: Int] = [:]
     private var finished: [String: Finished] = [:]
-    /// Finish order for expiry: oldest at `expiryHead`. Entries whose job was
+    /// Finish order for expiry, of the jobs that did not fail and of the
+    /// failures (kept longer): oldest at the head. Entries whose job was
     /// replaced or removed since are skipped when they reach the head.
-    private var expiryQueue: [(id: String, finishedAt: Int64)] = []
-    private var expiryHead = 0
+    private var expiry = ExpiryQueue()
+    private var failedExpiry = ExpiryQueue()
 
     /// Bytes the live records occupy when written out: what compaction would
     /// keep. Compared with the file size to decide whether to compact.
@@ -70,13 +71,15 @@ struct JournalState {
             if let i = pendingIndex.updateValue(pendingOrder.count, forKey: job.id) { clearPending(at: i) }
             pendingOrder.append(Pending(job: job, size: size))
             liveBytes += size
+        case let .discarded(id):
+            removeFinished(id)
         case let .finished(job):
             // The submit record is dead once its finish is durable.
             removePending(job.id)
             removeFinished(job.id)
             let memory = job.retainedBytes
             finished[job.id] = Finished(job: job, size: size, memory: memory)
-            expiryQueue.append((job.id, job.finishedAt))
+            if job.isFailure { failedExpiry.append(job) } else { expiry.append(job) }
             liveBytes += size
             countMemory(memory, of: job.clientUID)
             if retainedMemory > retainedByteLimit { forgetOldest() }
@@ -98,18 +101,19 @@ struct JournalState {
     }
 
     /// Forgets the oldest finished jobs while they hold more than
-    /// `retainedByteLimit`, keeping at least the newest. O(1) amortised:
-    /// each expiry entry is passed once.
+    /// `retainedByteLimit`, keeping at least the newest: those that did not
+    /// fail first, then failures. O(1) amortised: each expiry entry is
+    /// passed once.
     private mutating func forgetOldest() {
-        while retainedMemory > retainedByteLimit && finished.count > 1 && expiryHead < expiryQueue.count {
-            let entry = expiryQueue[expiryHead]
-            expiryHead += 1
+        while retainedMemory > retainedByteLimit && finished.count > 1 {
+            guard let entry = expiry.pop() ?? failedExpiry.pop() else { break }
             if let current = finished[entry.id], current.job.finishedAt == entry.finishedAt {
                 removeFinished(entry.id)
             }
         }
-        compactExpiryQueue()
     }
+
+
 
     /// Takes the pending job `id` out, if it is pending.
     private mutating func removePending(_ id: String) {
@@ -145,40 +149,27 @@ struct JournalState {
         }
     }
 
-    /// Forgets finished jobs that finished before `cutoff` (Unix ms).
+    /// Forgets finished jobs that finished before `cutoff` (Unix ms), and
+    /// failures that finished before `failedCutoff` (nil: `cutoff`).
     /// Amortised O(1) per job; jobs finishing out of clock order (a clock
     /// step) expire no earlier than their queue predecessors.
-    mutating func expire(finishedBefore cutoff: Int64) {
-        while expiryHead < expiryQueue.count, expiryQueue[expiryHead].finishedAt < cutoff {
-            let entry = expiryQueue[expiryHead]
-            expiryHead += 1
-            if let current = finished[entry.id], current.job.finishedAt == entry.finishedAt {
-                removeFinished(entry.id)
+    mutating func expire(finishedBefore cutoff: Int64, failuresBefore failedCutoff: Int64? = nil) {
+        for (queue, before) in [(\JournalState.expiry, cutoff), (\JournalState.failedExpiry, failedCutoff ?? cutoff)] {
+            while let entry = self[keyPath: queue].pop(finishedBefore: before) {
+                if let current = finished[entry.id], current.job.finishedAt == entry.finishedAt {
+                    removeFinished(entry.id)
+                }
             }
         }
         // Emptied after a peak: give the storage back rather than keep the
         // peak's capacity for the daemon's lifetime.
         if finished.isEmpty && finished.capacity > 1024 { finished = [:] }
-        compactExpiryQueue()
     }
 
-    /// Drops the consumed prefix of the expiry queue once it dominates,
-    /// keeping pops O(1) amortised.
-    private mutating func compactExpiryQueue() {
-        if expiryHead == expiryQueue.count {
-            expiryQueue.removeAll(keepingCapacity: expiryQueue.capacity <= 1024)
-            expiryHead = 0
-        } else if expiryHead > 1024 && expiryHead * 2 > expiryQueue.count {
-            // Drop the consumed prefix once it dominates, keeping pops O(1) amortised.
-            expiryQueue.removeFirst(expiryHead)
-            expiryHead = 0
-        }
-    }
-
-    /// When the oldest retained finish happened (Unix ms); nil if none is
-    /// retained. May name a finish since replaced: expiry skips those.
-    var oldestFinishAt: Int64? {
-        expiryHead < expiryQueue.count ? expiryQueue[expiryHead].finishedAt : nil
+    /// When the oldest retained finish passes its retention (Unix ms); nil
+    /// if none is retained. May name a finish since replaced: expiry skips those.
+    func nextExpiry(retentionMs: Int64, failureRetentionMs: Int64) -> Int64? {
+        [expiry.oldest.map { $0 + retentionMs }, failedExpiry.oldest.map { $0 + failureRetentionMs }].compactMap { $0 }.min()
     }
 
     /// The finished job `id`, if retained.
@@ -199,17 +190,59 @@ struct JournalState {
         for case let p? in pendingOrder { body(p.job) }
     }
 
-    /// Retained finished jobs in finish order (queue order).
+    /// Retained finished jobs in finish order (each queue's order, merged).
     func finishedJobs() -> [FinishedJob] {
         var seen = Set<String>()
         var jobs: [FinishedJob] = []
         // Walk newest first so a job finished twice is listed at its last
         // finish, then reverse into oldest-first order.
-        for entry in expiryQueue[expiryHead...].reversed() {
+        for entry in ExpiryQueue.merged(expiry, failedExpiry).reversed() {
             guard let current = finished[entry.id], current.job.finishedAt == entry.finishedAt,
                   seen.insert(entry.id).inserted else { continue }
             jobs.append(current.job)
         }
         return jobs.reversed()
+    }
+}
+
+/// Finished jobs in the order they finished, oldest first, for expiry.
+private struct ExpiryQueue {
+    private var entries: [(id: String, finishedAt: Int64)] = []
+    private var head = 0
+
+    var oldest: Int64? { head < entries.count ? entries[head].finishedAt : nil }
+
+    mutating func append(_ job: FinishedJob) { entries.append((job.id, job.finishedAt)) }
+
+    /// The oldest entry, removed (only if it finished before `cutoff`, when given).
+    mutating func pop(finishedBefore cutoff: Int64 = .max) -> (id: String, finishedAt: Int64)? {
+        guard head < entries.count, entries[head].finishedAt < cutoff else { return nil }
+        let entry = entries[head]
+        head += 1
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: entries.capacity <= 1024)
+            head = 0
+        } else if head > 1024 && head * 2 > entries.count {
+            // Drop the consumed prefix once it dominates, keeping pops O(1) amortised.
+            entries.removeFirst(head)
+            head = 0
+        }
+        return entry
+    }
+
+    /// The entries of both, by finish time (each is already in that order).
+    static func merged(_ a: ExpiryQueue, _ b: ExpiryQueue) -> [(id: String, finishedAt: Int64)] {
+        var out: [(id: String, finishedAt: Int64)] = []
+        var i = a.head, j = b.head
+        while i < a.entries.count || j < b.entries.count {
+            if j == b.entries.count || (i < a.entries.count && a.entries[i].finishedAt <= b.entries[j].finishedAt) {
+                out.append(a.entries[i])
+                i += 1
+            } else {
+                out.append(b.entries[j])
+                j += 1
+            }
+        }
+        return out
     }
 }

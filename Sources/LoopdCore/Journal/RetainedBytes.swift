@@ -10,6 +10,8 @@ enum RetainedBytes {
     /// An array's or a native string's allocation header, with the
     /// allocator's own word.
     static let arrayHeader = 40
+    /// A class instance's header: its isa pointer and reference counts.
+    static let objectHeader = 16
 
     /// A string's heap allocation; none for one of up to 15 UTF-8 bytes,
     /// which Swift stores inline.
@@ -62,6 +64,15 @@ extension FinishedJob {
             if !d.attemptErrors.isEmpty {
                 n += RetainedBytes.arrayHeader + d.attemptErrors.count * MemoryLayout<AttemptRecord>.stride
                 for a in d.attemptErrors { n += RetainedBytes.of(a.code) + RetainedBytes.of(a.message) }
+            }
+            if let links = d.links {
+                n += RetainedBytes.objectHeader + 3 * MemoryLayout<String>.stride
+                    + (links.retryOf.map(RetainedBytes.of) ?? 0) + (links.retriedAs.map(RetainedBytes.of) ?? 0)
+                if let request = links.request {
+                    n += MemoryLayout<DurableJob>.stride + RetainedBytes.of(request.id) + RetainedBytes.of(request.action)
+                        + RetainedBytes.of(request.placement) + RetainedBytes.arrayHeader
+                        + request.args.reduce(request.args.count * MemoryLayout<String>.stride) { $0 + RetainedBytes.of($1) }
+                }
             }
         }
         return n

@@ -33,6 +33,7 @@ extension Server {
         config = kept
         scheduler.config = kept
         scheduler.table.retainedByteLimit = kept.limits.maxRetainedBytes
+        scheduler.table.keepFailures(kept.limits)
         scheduler.journal?.retainedByteLimit = kept.limits.maxRetainedBytes
         applySpin()
         schedules.reload(kept.schedules)

@@ -58,6 +58,10 @@ extension Server {
             ]))
         case .metrics:
             c.sink.send { writeMetricsReply(id: id, into: &$0) }
+        case .retry(let which):
+            scheduler.retry(which, id: id, from: r)
+        case .discard(let which):
+            scheduler.discard(which, id: id, from: r)
         case .schedules:
             c.sink.send(Response.ok(id: id, [("schedules", schedules.listing(showingJobs: mayAdminister(r.owner)))]))
         case .schedule(let command, let name):

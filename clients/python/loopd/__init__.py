@@ -16,7 +16,8 @@ from .client import Client, Pending, Pipeline
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 from .types import (FINAL_STATES, AttemptInfo, CancelResult, ErrorInfo, JobReply, JobsPage, JobState, JobStatus,
-                    JobUsage, Metrics, ModeChange, Ping, ScheduleChange, ScheduleInfo, Stats, WorkerInfo)
+                    JobUsage, Metrics, ModeChange, Ping, RetryResult, DiscardResult, ScheduleChange, ScheduleInfo,
+                    Stats, WorkerInfo)
 
 __version__ = "0.2.0"
 
@@ -24,5 +25,5 @@ __all__ = [
     "Client", "Pipeline", "Pending", "AsyncClient", "DEFAULT_MAX_IN_FLIGHT", "default_socket_path",
     "INSTALLED_SOCKET_PATH",
     "JobState", "FINAL_STATES", "ErrorInfo", "Ping", "JobReply", "JobStatus", "JobUsage", "AttemptInfo", "CancelResult",
-    "JobsPage", "WorkerInfo", "ModeChange", "ScheduleInfo", "ScheduleChange", "Stats", "Metrics",
+    "JobsPage", "WorkerInfo", "ModeChange", "ScheduleInfo", "ScheduleChange", "RetryResult", "DiscardResult", "Stats", "Metrics",
 ] + list(_errors_all)

@@ -11,9 +11,9 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Iterable, List
 from . import _wire
 from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
-from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, ScheduleChange, ScheduleInfo,
-                    Stats, WorkerInfo, inspect_description, jobs_request, parser, raw_reply, schedules_list,
-                    submit_request, workers_list)
+from .types import (CancelResult, DiscardResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, RetryResult,
+                    ScheduleChange, ScheduleInfo, Stats, WorkerInfo, ended_jobs_request, inspect_description,
+                    jobs_request, parser, raw_reply, schedules_list, submit_request, workers_list)
 
 __all__ = ["AsyncClient", "DEFAULT_MAX_IN_FLIGHT"]
 
@@ -333,6 +333,18 @@ class AsyncClient:
     def mode(self, worker: str, mode: str) -> Awaitable[ModeChange]:
         """Switches a worker's run mode (administrators only)."""
         return self._op({"op": "mode", "worker": worker, "mode": mode}, parser(ModeChange.parse))
+
+    def retry(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> Awaitable[RetryResult]:
+        """Runs ended jobs again as new jobs linked to the old ones (see ``Client.retry``)."""
+        return self._op(ended_jobs_request("retry", job, state=state, worker=worker, action=action, since=since, limit=limit), parser(RetryResult.parse))
+
+    def discard(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> Awaitable[DiscardResult]:
+        """Forgets ended jobs before their retention ends (see ``Client.discard``)."""
+        return self._op(ended_jobs_request("discard", job, state=state, worker=worker, action=action, since=since, limit=limit), parser(DiscardResult.parse))
 
     def schedules(self) -> Awaitable[List[ScheduleInfo]]:
         """The configured schedules, by name."""

@@ -13,9 +13,9 @@ from typing import (Any, Callable, Dict, Generic, Iterable, Iterator, List, Opti
 from . import _wire
 from ._daemon_socket import ServerUID, check_server, default_socket_path, expected_server_uid
 from .errors import ClientTimeoutError, ConnectionClosedError, LoopdConnectionError, LoopdError
-from .types import (CancelResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, ScheduleChange, ScheduleInfo,
-                    Stats, WorkerInfo, inspect_description, jobs_request, parser, raw_reply, schedules_list,
-                    submit_request, workers_list)
+from .types import (CancelResult, DiscardResult, JobReply, JobsPage, JobStatus, Metrics, ModeChange, Ping, RetryResult,
+                    ScheduleChange, ScheduleInfo, Stats, WorkerInfo, ended_jobs_request, inspect_description,
+                    jobs_request, parser, raw_reply, schedules_list, submit_request, workers_list)
 
 __all__ = ["Client", "Pipeline", "Pending"]
 
@@ -398,6 +398,20 @@ class Client:
         """Switches a worker's run mode (administrators only: ``ForbiddenError``)."""
         return ModeChange.parse(_check(self.call({"op": "mode", "worker": worker, "mode": mode})))
 
+    def retry(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> RetryResult:
+        """Runs ended jobs again as new jobs linked to the old ones: ``job``,
+        or every ended job matching the filters (``state`` defaults to the
+        failures), up to ``limit``. The owner or an administrator only."""
+        return RetryResult.parse(_check(self.call(ended_jobs_request("retry", job, state=state, worker=worker, action=action, since=since, limit=limit))))
+
+    def discard(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> DiscardResult:
+        """Forgets ended jobs before their retention ends (as ``retry`` selects them)."""
+        return DiscardResult.parse(_check(self.call(ended_jobs_request("discard", job, state=state, worker=worker, action=action, since=since, limit=limit))))
+
     def schedules(self) -> List[ScheduleInfo]:
         """The configured schedules, by name."""
         return schedules_list(self.call({"op": "schedules"}))
@@ -568,6 +582,16 @@ class Pipeline:
 
     def mode(self, worker: str, mode: str) -> "Pending[ModeChange]":
         return self._add({"op": "mode", "worker": worker, "mode": mode}, parser(ModeChange.parse))
+
+    def retry(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> "Pending[RetryResult]":
+        return self._add(ended_jobs_request("retry", job, state=state, worker=worker, action=action, since=since, limit=limit), parser(RetryResult.parse))
+
+    def discard(self, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+              worker: Optional[str] = None, action: Optional[str] = None, since: Union[datetime, str, None] = None,
+              limit: Optional[int] = None) -> "Pending[DiscardResult]":
+        return self._add(ended_jobs_request("discard", job, state=state, worker=worker, action=action, since=since, limit=limit), parser(DiscardResult.parse))
 
     def schedules(self) -> "Pending[List[ScheduleInfo]]":
         return self._add({"op": "schedules"}, schedules_list)

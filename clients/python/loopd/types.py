@@ -459,6 +459,52 @@ def jobs_request(state: Union[str, Iterable[str], None] = None, *, worker: Optio
     return req
 
 
+def ended_jobs_request(op: str, job: Optional[str] = None, *, state: Union[str, Iterable[str], None] = None,
+                       worker: Optional[str] = None, action: Optional[str] = None,
+                       since: Union[datetime, str, None] = None, limit: Optional[int] = None) -> Dict[str, Any]:
+    """A ``retry`` or ``discard`` request: one ``job``, or the filters of ``jobs``."""
+    if job is not None:
+        return {"op": op, "job": job}
+    req = jobs_request(state, worker=worker, action=action, since=since, limit=limit)
+    req["op"] = op
+    return req
+
+
+@dataclass(frozen=True)
+class RetryResult:
+    """``retry``: for one job, ``job`` (the new one) and ``retry_of``; in
+    bulk, ``retried`` ((old, new) pairs), ``refused`` ((old, ErrorInfo)
+    pairs) and ``more`` (more jobs matched than the limit)."""
+
+    job: Optional[str] = None
+    retry_of: Optional[str] = None
+    retried: List[Tuple[str, str]] = field(default_factory=list)
+    refused: List[Tuple[str, Optional[ErrorInfo]]] = field(default_factory=list)
+    more: bool = False
+    raw: Reply = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, r: Reply) -> "RetryResult":
+        return cls(job=r.get("job"), retry_of=r.get("retry_of"),
+                   retried=[(x["job"], x["as"]) for x in r.get("retried", [])],
+                   refused=[(x["job"], ErrorInfo.parse(x["error"])) for x in r.get("refused", [])],
+                   more=bool(r.get("more")), raw=r)
+
+
+@dataclass(frozen=True)
+class DiscardResult:
+    """``discard``: the ids discarded, and whether more jobs matched."""
+
+    discarded: List[str]
+    more: bool = False
+    raw: Reply = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, r: Reply) -> "DiscardResult":
+        jobs = [r["job"]] if "job" in r else list(r.get("discarded", []))
+        return cls(discarded=jobs, more=bool(r.get("more")), raw=r)
+
+
 def checked(reply: Reply) -> Reply:
     """The reply itself when ``ok`` is true; otherwise raises its typed error."""
     if reply.get("ok") is True:
