@@ -56,7 +56,7 @@ struct ErrorTests {
         #expect(timedOut?.code == .timeout && timedOut?.job?.state == .timedOut)
 
         // A waited job cancelled from another request: the waiter gets `cancelled`.
-        let sleeper = try await client.submit("sleep", ["10000"], options: .init(placement: .worker("w1"), wait: false))
+        let sleeper = try await client.submit("sleep", ["600000"], options: .init(placement: .worker("w1"), wait: false))
         async let waited = loopdError { _ = try await client.wait(job: sleeper.job) }
         #expect(await eventually { try await client.status(job: sleeper.job).state == .running })
         let cancel = try await client.cancel(job: sleeper.job)
