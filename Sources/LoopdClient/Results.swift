@@ -162,6 +162,7 @@ public struct RetryOutcome: Sendable, Equatable {
     /// More jobs matched than the limit: ask again.
     public var more: Bool
 
+    /// Equal jobs retried, jobs refused (by id) and `more`.
     public static func == (a: RetryOutcome, b: RetryOutcome) -> Bool {
         a.more == b.more && a.retried.elementsEqual(b.retried, by: ==)
             && a.refused.map(\.job) == b.refused.map(\.job)
