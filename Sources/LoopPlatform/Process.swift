@@ -31,6 +31,13 @@ public func processName(_ pid: pid_t) -> String? {
     return String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
 }
 
+/// This host's name (gethostname(2)); nil if it cannot be read.
+public func hostName() -> String? {
+    var name = [CChar](repeating: 0, count: 256)
+    guard gethostname(&name, name.count - 1) == 0 else { return nil }
+    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// The process's real uid.
 public func currentUID() -> UInt32 { getuid() }
 

@@ -29,4 +29,11 @@ public enum JobState: String, Sendable, CaseIterable {
         case .completed, .failed, .timedOut, .cancelled, .expired: true
         }
     }
+
+    /// Whether it is a failure an operator may want to look at and retry:
+    /// the job failed, timed out or expired (a cancel was asked for).
+    public var isFailure: Bool { self == .failed || self == .timedOut || self == .expired }
+
+    /// The failure states, in declaration order.
+    public static let failures: [JobState] = allCases.filter(\.isFailure)
 }

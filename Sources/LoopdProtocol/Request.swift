@@ -91,12 +91,9 @@ public enum Operation: Sendable, Equatable {
 /// one the client may see that matches the `jobs` filters, up to a limit.
 public enum EndedJobs: Sendable, Equatable {
     case job(String)
-    /// `states` are final states only; nil means the failures (`failed`,
-    /// `timed_out`, `expired`). No cursor.
+    /// `states` are final states only; nil means the failures
+    /// (`JobState.failures`). No cursor.
     case matching(JobsQuery)
-
-    /// The states a bulk form takes when it names none: what failed.
-    public static let failureStates: [JobState] = [.failed, .timedOut, .expired]
 }
 
 /// What an administrator may do to a schedule.

@@ -37,7 +37,7 @@ extension RequestDecoder {
                 throw ProtocolError(.badRequest, "\"\(op)\" is about ended jobs; \"\(s.rawValue)\" is not an end state")
             }
         } else {
-            q.states = EndedJobs.failureStates
+            q.states = JobState.failures
         }
         return .matching(q)
     }

@@ -230,7 +230,7 @@ struct LoopctlTopFrameTests {
         let since = now - TopSession.failureWindowMs
         let lines = [
             TopFetch.jobsRequest(states: [.running], sinceUnixMs: nil, cursor: nil),
-            TopFetch.jobsRequest(states: TopFetch.failureStates, sinceUnixMs: since, cursor: "c-1"),
+            TopFetch.jobsRequest(states: JobState.failures, sinceUnixMs: since, cursor: "c-1"),
         ].map { JSON.object([("id", 1)] + $0).serialized() }
         #expect(try RequestDecoder.decode(Array(lines[0].utf8)).get()
                 == Request(id: .integer(1), operation: .jobs(JobsQuery(states: [.running], limit: JobsQuery.maxLimit))))

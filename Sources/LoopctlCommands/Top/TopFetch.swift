@@ -22,9 +22,6 @@ enum TopFetch {
     /// watching asks of the daemon.
     static let maxPages = 5
 
-    /// The states listed as failures.
-    static let failureStates: [JobState] = [.failed, .timedOut, .expired]
-
     /// The daemon's version and pid (`ping`).
     static func identity(from client: LoopdClient) throws(TopFetchFailure) -> (version: String, pid: Int64?) {
         let reply = try answer(client, send(client, [("op", "ping")]))
@@ -38,7 +35,7 @@ enum TopFetch {
         let statsID = try send(client, [("op", "stats")])
         let workersID = try send(client, [("op", "workers")])
         let runningID = try send(client, jobsRequest(states: [.running], sinceUnixMs: nil, cursor: nil))
-        let failuresID = try send(client, jobsRequest(states: failureStates, sinceUnixMs: failuresSinceUnixMs, cursor: nil))
+        let failuresID = try send(client, jobsRequest(states: JobState.failures, sinceUnixMs: failuresSinceUnixMs, cursor: nil))
 
         let stats = try answer(client, statsID)
         let workers = try answer(client, workersID)
@@ -46,7 +43,7 @@ enum TopFetch {
             throw .client(.protocol("workers reply lacks the array \"workers\": \(workers.line)"))
         }
         let running = try jobs(client, first: runningID, states: [.running], sinceUnixMs: nil)
-        let failures = try jobs(client, first: failuresID, states: failureStates, sinceUnixMs: failuresSinceUnixMs)
+        let failures = try jobs(client, first: failuresID, states: JobState.failures, sinceUnixMs: failuresSinceUnixMs)
         return TopReading(
             counters: .init(stats: stats.json), workers: workerList.map(TopReading.Worker.init),
             running: running.jobs, failures: failures.jobs, isComplete: running.isComplete && failures.isComplete)

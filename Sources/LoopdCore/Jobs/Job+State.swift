@@ -98,9 +98,8 @@ extension Job {
             }
         }
 
-        /// A failure an operator may want to look at and retry: it failed,
-        /// timed out or expired (a cancel was asked for).
-        var isFailure: Bool { self == .failed || self == .timedOut || self == .expired }
+        /// A failure an operator may want to look at and retry (`JobState.isFailure`).
+        var isFailure: Bool { protocolState.isFailure }
 
         var protocolState: JobState {
             switch self {

@@ -128,7 +128,7 @@ extension JobScheduler {
     /// in the order they finished. `more`: others matched.
     private func endedJobs(_ query: JobsQuery, for r: Requester,
                            leavingOutRetried: Bool = false) -> (jobs: [EndedJob], more: Bool) {
-        let wanted = Set(query.states ?? EndedJobs.failureStates)
+        let wanted = Set(query.states ?? JobState.failures)
         let states = Set(wanted.map(\.rawValue))
         let everyone = seesEveryJob(r)
         let since = query.submittedSinceUnixMs ?? .min

@@ -99,7 +99,7 @@ public struct FinishedJob: Sendable, Equatable {
     /// A failure (failed, timed out, expired): kept for
     /// `limits.retention_failed_seconds` if that is longer than `journal.retention_seconds`.
     var isFailure: Bool {
-        state == JobState.failed.rawValue || state == JobState.timedOut.rawValue || state == JobState.expired.rawValue
+        JobState(rawValue: state)?.isFailure ?? false
     }
 
     /// What `status` tells of a durable job after a restart, beyond its end.

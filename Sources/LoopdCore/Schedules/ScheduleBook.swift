@@ -1,4 +1,3 @@
-import Glibc
 import LoopPlatform
 import LoopRuntime
 import LoopdProtocol
@@ -81,9 +80,7 @@ final class ScheduleBook: @unchecked Sendable {
         if case .success(let bytes) = FileSystem.readFile("/etc/machine-id", limit: 4096), bytes.count > 1 {
             return String(decoding: bytes, as: UTF8.self)
         }
-        var name = [CChar](repeating: 0, count: 256)
-        guard gethostname(&name, name.count - 1) == 0 else { return "" }
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return hostName() ?? ""
     }
 
     // MARK: setting up
