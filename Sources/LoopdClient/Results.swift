@@ -67,6 +67,33 @@ public struct JobStatus: Sendable, Equatable {
     public var cancelledBy: Int64?
     /// What an exec job's processes used, once it has ended.
     public var usage: JobUsage?
+    /// The attempt that runs, or ran last (from 1).
+    public var attempt: Int64 = 1
+    /// The `retries` it was submitted with.
+    public var retries: Int64 = 0
+    /// The failed attempts, oldest first, the last 8 (`status` only).
+    public var attempts: [FailedAttempt] = []
+    /// The arguments it was submitted with (`status` only; nil for a
+    /// durable job known only from the journal).
+    public var args: [String]?
+    /// The uid that submitted it (`status` only).
+    public var submittedBy: Int64?
+    /// The ended job this one re-runs, when a `retry` made it.
+    public var retryOf: String?
+    /// The job that re-runs this one, once a `retry` made it.
+    public var retriedAs: String?
+
+    /// One failed attempt of a job with retries.
+    public struct FailedAttempt: Sendable, Equatable {
+        /// Which attempt (from 1).
+        public var attempt: Int64
+        /// Its error code, as sent.
+        public var code: String
+        /// Its error message.
+        public var message: String
+        /// When it ended.
+        public var finishedAt: Date?
+    }
 }
 
 /// One page of `jobs`.
@@ -292,6 +319,16 @@ extension JobStatus {
                   runMs: reply.optionalInt("run_ms"), result: reply.present("result"),
                   error: reply.present("error").map { LoopdError(errorObject: $0, reply: .null) },
                   cancelledBy: reply.optionalInt("cancelled_by"), usage: JobUsage(member: reply))
+        attempt = reply.optionalInt("attempt") ?? 1
+        retries = reply.optionalInt("retries") ?? 0
+        attempts = (reply["attempts"]?.arrayValue ?? []).map { a in
+            FailedAttempt(attempt: a.optionalInt("attempt") ?? 0, code: a.optionalString("code") ?? "",
+                          message: a.optionalString("message") ?? "", finishedAt: a.date("finished_at"))
+        }
+        args = reply["args"]?.arrayValue.map { $0.compactMap(\.stringValue) }
+        submittedBy = reply.optionalInt("submitted_by")
+        retryOf = reply.optionalString("retry_of")
+        retriedAs = reply.optionalString("retried_as")
     }
 }
 

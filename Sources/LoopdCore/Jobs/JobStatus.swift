@@ -19,7 +19,11 @@ enum JobStatus {
         let ended = job.state.isEnded ? job.endedAtUnixMs : 0
         times(submitted: job.submittedAtUnixMs, started: started == 0 ? nil : started,
               ended: ended == 0 ? nil : ended, into: &f)
-        if includeResult, let result = job.result { f.append(("result", result)) }
+        if includeResult {
+            f.append(("args", .array(job.args.map { .string($0) })))
+            f.append(("submitted_by", .integer(Int64(job.clientUID))))
+            if let result = job.result { f.append(("result", result)) }
+        }
         if let usage = job.usage { f.append(("usage", usage.json)) }
         if let e = job.error { f.append(("error", e.json)) }
         if case .ended(.cancelled) = job.state, let uid = job.cancelRequestedBy { f.append(("cancelled_by", .integer(Int64(uid)))) }
