@@ -29,7 +29,7 @@ enum JobsListPage {
             }
             let seconds = Self.sinceChoices.first { $0.value == since }?.seconds
             return JobsQuery(states: states, worker: worker, action: action,
-                             submittedSinceUnixMs: seconds.map { Int64((now.timeIntervalSince1970 - $0) * 1000) },
+                             submittedSinceUnixMs: seconds.map { Int64(((now.timeIntervalSince1970 - $0) * 1000).rounded()) },
                              limit: limit, cursor: cursor)
         }
 
