@@ -1,6 +1,6 @@
 import LoopPlatform
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl jobs [filters] [--limit N] [--cursor C] [--all]`: a table of
 /// jobs, oldest submission first, a page at a time or every page.
@@ -93,14 +93,14 @@ public struct JobsCommand: ClientCommand {
     }
 
     /// One page in human form, `--since` counted back from the real clock.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         try render(reply, sinceUnixMs: since?.resolve(nowUnixMs: unixMilliseconds()))
     }
 
     /// One page in human form: the table and, when there are more jobs, the
     /// command that lists the next page (with `--since` as `sinceUnixMs`,
     /// the instant the request carried).
-    func render(_ reply: Reply, sinceUnixMs: Int64?) throws(ClientError) -> CommandOutput {
+    func render(_ reply: RawReply, sinceUnixMs: Int64?) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         let page = try JobsPage(reply)
         var text = JobsPage.table(page.jobs)
@@ -111,7 +111,7 @@ public struct JobsCommand: ClientCommand {
     }
 
     /// One page, or with `--all` every page, on one connection.
-    public func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput {
+    public func converse(with client: LoopdClient.Blocking, in context: CommandContext) throws(ClientError) -> CommandOutput {
         let sinceUnixMs = since?.resolve(nowUnixMs: context.currentTimeUnixMs())
         guard all else {
             let reply = try client.call(requestFields(sinceUnixMs: sinceUnixMs, cursor: cursor))

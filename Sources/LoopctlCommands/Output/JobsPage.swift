@@ -1,4 +1,4 @@
-import LoopdProtocol
+import LoopdClient
 
 /// One page of a `jobs` reply, and the table `loopctl jobs` prints.
 struct JobsPage {
@@ -9,7 +9,7 @@ struct JobsPage {
 
     /// Reads an `ok` reply; one without the `jobs` array, or with a
     /// `next_cursor` that is neither a string nor null, is a protocol error.
-    init(_ reply: Reply) throws(ClientError) {
+    init(_ reply: RawReply) throws(ClientError) {
         guard let jobs = reply.json["jobs"]?.arrayValue else {
             throw .protocol("jobs reply lacks the array \"jobs\": \(reply.line)")
         }
