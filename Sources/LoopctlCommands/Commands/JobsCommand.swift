@@ -102,8 +102,8 @@ public struct JobsCommand: ClientCommand {
     /// the instant the request carried).
     func render(_ reply: RawReply, sinceUnixMs: Int64?) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
-        let page = try JobsPage(reply)
-        var text = JobsPage.table(page.jobs)
+        let page = try JobList(reply)
+        var text = JobList.table(page.jobs)
         if let next = page.nextCursor {
             text += "next page: " + nextPageCommand(cursor: next, sinceUnixMs: sinceUnixMs) + "\n"
         }
@@ -126,7 +126,7 @@ public struct JobsCommand: ClientCommand {
                 let reply = try client.call(requestFields(sinceUnixMs: sinceUnixMs, cursor: cursor))
                 lines += reply.line + "\n"
                 guard reply.ok else { return partial(jobs: jobs, lines: lines, ending: .refused(reply)) }
-                let page = try JobsPage(reply)
+                let page = try JobList(reply)
                 jobs += page.jobs
                 guard let next = page.nextCursor else { break }
                 // A cursor that does not move would page forever.
@@ -138,14 +138,14 @@ public struct JobsCommand: ClientCommand {
             guard !(connection.json ? lines.isEmpty : jobs.isEmpty) else { throw error }
             return partial(jobs: jobs, lines: lines, ending: .failure(error))
         }
-        return CommandOutput(standardOutput: connection.json ? lines : JobsPage.table(jobs))
+        return CommandOutput(standardOutput: connection.json ? lines : JobList.table(jobs))
     }
 
     /// What `--all` read before `ending` (a refusal, a lost connection, a
     /// bad reply) stopped it, then `ending`'s diagnostic and status.
     private func partial(jobs: [JSON], lines: String, ending: CommandOutput) -> CommandOutput {
         var output = ending
-        output.standardOutput = connection.json ? lines : JobsPage.table(jobs)
+        output.standardOutput = connection.json ? lines : JobList.table(jobs)
         return output
     }
 

@@ -77,9 +77,9 @@ enum TopFetch {
         return (jobs, true)
     }
 
-    private static func jobsPage(_ reply: RawReply) throws(TopFetchFailure) -> JobsPage {
+    private static func jobsPage(_ reply: RawReply) throws(TopFetchFailure) -> JobList {
         do {
-            return try JobsPage(reply)
+            return try JobList(reply)
         } catch {
             throw .client(error)
         }

@@ -1,7 +1,9 @@
 import LoopdClient
 
-/// One page of a `jobs` reply, and the table `loopctl jobs` prints.
-struct JobsPage {
+/// One page of a `jobs` reply as loopctl shows it (the jobs as the daemon
+/// wrote them, not the library's typed `JobsPage`), and the table
+/// `loopctl jobs` prints.
+struct JobList {
     /// The jobs, oldest submission first, as the daemon described them.
     var jobs: [JSON]
     /// Where the next page starts; nil when this is the last.
