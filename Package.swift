@@ -88,7 +88,8 @@ let package = Package(
         .testTarget(
             name: "LoopdTests",
             dependencies: [
-                "LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopctlCommands", "loopd", "loopctl", "CThreadCredentials",
+                "LoopdCore", "LoopPlatform", "LoopdProtocol", "LoopdClient", "LoopctlCommands", "loopd", "loopctl",
+                "CThreadCredentials",
             ],
             swiftSettings: strict),
         // Per-thread credentials: the client tests connect as another uid, and listen as one, and

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// A subcommand that talks to the daemon: usually one request and one
 /// reply, which it builds from its arguments and turns into output and an
@@ -16,12 +16,12 @@ public protocol ClientCommand: ParsableCommand {
     var replyTimeoutMs: Int? { get }
     /// What to print for `reply`, and the exit status. Throws
     /// `ClientError.protocol` when an `ok` reply lacks a field it must have.
-    func render(_ reply: Reply) throws(ClientError) -> CommandOutput
+    func render(_ reply: RawReply) throws(ClientError) -> CommandOutput
     /// The whole conversation on a connected client, and what to print.
     /// The default sends `requestFields` once and renders the reply (or, with
     /// `--json`, prints it as it came); a command of several requests
     /// (`jobs --all`) has its own.
-    func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput
+    func converse(with client: LoopdClient.Blocking, in context: CommandContext) throws(ClientError) -> CommandOutput
 }
 
 extension ClientCommand {
@@ -35,7 +35,7 @@ extension ClientCommand {
     }
 
     /// One request, one reply.
-    public func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput {
+    public func converse(with client: LoopdClient.Blocking, in context: CommandContext) throws(ClientError) -> CommandOutput {
         let reply = try client.call(requestFields)
         return connection.json ? try render(reply).json(reply) : try render(reply)
     }
@@ -55,9 +55,10 @@ extension ClientCommand {
             return CommandOutput(diagnostic: "loopctl: \(error.message)", status: .usage)
         }
         do {
-            let client = try LoopdClient(
-                path: connection.socketPath(in: context), serverUID: serverUID, receiveTimeoutMs: replyTimeoutMs)
-            defer { client.close() }
+            let client = try LoopdClient.Blocking.connect(
+                path: connection.socketPath(in: context), serverUID: serverUID, replyTimeoutMs: replyTimeoutMs)
+            // loopctl exits next: requests still in flight get no reply.
+            defer { client.closeWithoutWaiting() }
             return try converse(with: client, in: context)
         } catch {
             return .failure(error)
@@ -87,13 +88,13 @@ public struct CommandOutput: Sendable, Equatable {
 
     /// The generic answer to an `ok:false` reply: its code and message on
     /// stderr, exit status 5.
-    public static func refused(_ reply: Reply) -> CommandOutput {
+    public static func refused(_ reply: RawReply) -> CommandOutput {
         CommandOutput(diagnostic: "loopctl: \(reply.errorCode ?? "error"): \(reply.errorMessage)", status: .refused)
     }
 
     /// The answer to a refused administrator's request: `forbidden` says
     /// who may (exit 7), any other refusal is `refused(_:)`.
-    public static func refusedUnlessAdministrator(_ reply: Reply, may what: String) -> CommandOutput {
+    public static func refusedUnlessAdministrator(_ reply: RawReply, may what: String) -> CommandOutput {
         guard reply.errorCode == ErrorCode.forbidden.rawValue else { return .refused(reply) }
         return CommandOutput(
             diagnostic: "loopctl: forbidden: only an administrator of loopd may \(what) "
@@ -120,7 +121,7 @@ public struct CommandOutput: Sendable, Equatable {
 
     /// The `--json` form: the reply line as it came, with the same status
     /// and diagnostic, so scripts get both the data and the exit code.
-    func json(_ reply: Reply) -> CommandOutput {
+    func json(_ reply: RawReply) -> CommandOutput {
         CommandOutput(standardOutput: reply.line + "\n", diagnostic: diagnostic, status: status)
     }
 

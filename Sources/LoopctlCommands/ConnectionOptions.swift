@@ -1,4 +1,5 @@
 import ArgumentParser
+import LoopdClient
 
 /// The options every subcommand takes: where the daemon is, whom it must
 /// run as, and how to print.
@@ -53,11 +54,16 @@ public struct ConnectionOptions: ParsableArguments {
 /// Where loopctl looks for the daemon: the LoopdClient library's rule
 /// (`LoopdClient.defaultSocketPath`) behind `--socket`.
 public enum SocketPath {
+    /// The variable that names the socket, `LOOPD_SOCKET`.
+    public static var environmentVariable: String { LoopdClient.socketEnvironmentVariable }
+    /// The installed daemon's socket, `/run/loopd.sock`.
+    public static var installed: String { LoopdClient.installedSocketPath }
+
     /// `flag` if given and not empty, else a non-empty `LOOPD_SOCKET`, else
     /// `/run/loopd.sock`. Never a `./loopd.sock` that merely exists.
     public static func resolve(flag: String?, environment: (String) -> String?) -> String {
         if let flag, !flag.isEmpty { return flag }
-        return libraryDefault(environment: environment)
+        return LoopdClient.defaultSocketPath(environment: environment)
     }
 }
 
@@ -80,6 +86,17 @@ public enum ServerUIDOption: Sendable, Equatable, ExpressibleByArgument {
             self = .uid(uid)
         } else {
             return nil
+        }
+    }
+}
+
+extension LoopdClient.ServerUID {
+    /// The library's check for loopctl's option; nil is the library's default.
+    init(_ option: ServerUIDOption?) {
+        switch option {
+        case nil: self = .automatic
+        case .uid(let uid)?: self = .uid(uid)
+        case .any?: self = .any
         }
     }
 }

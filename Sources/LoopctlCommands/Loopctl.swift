@@ -33,7 +33,7 @@ public struct Loopctl: ParsableCommand {
     /// Replaces ArgumentParser's `main()` so usage errors exit 2, not 64.
     public static func main() {
         let status = execute(Array(CommandLine.arguments.dropFirst()), in: .process)
-        DaemonConnection.shutDownEventLoop()
+        LoopctlEventLoop.shutDown()
         exitProcess(status.code)
     }
 

@@ -185,7 +185,8 @@ public final class LoopdClient: Sendable {
     /// reply as it came, whether `ok` or not: for operations and fields this
     /// client has no method for yet, and for tools that show the daemon's
     /// reply itself. Throws only the client's own errors (a connection
-    /// error) and `CancellationError`.
+    /// error; `invalidReply` for a line that is not a JSON object with a
+    /// boolean `ok`) and `CancellationError`.
     ///
     /// When the daemon refuses the connection (`busy`, `shutting_down`) or
     /// a line over its limit (`too_large`), it writes one error line
@@ -193,13 +194,13 @@ public final class LoopdClient: Sendable {
     /// reply, to this request and to any sent on the connection after it.
     public func send(op: String, _ fields: [(String, JSON)] = []) async throws -> RawReply {
         let reply = try await exchange(op: op, fields, keepsLine: true)
-        return RawReply(json: reply.json, bytes: reply.bytes ?? [])
+        return try RawReply(json: reply.json, bytes: reply.bytes ?? [])
     }
 
     /// `send(op:_:)` with an id from `nextRequestID()`.
     func send(id: Int64, op: String, _ fields: [(String, JSON)]) async throws -> RawReply {
         let reply = try await exchange(id: id, op: op, fields, keepsLine: true)
-        return RawReply(json: reply.json, bytes: reply.bytes ?? [])
+        return try RawReply(json: reply.json, bytes: reply.bytes ?? [])
     }
 
     /// Sends a request and returns its reply if `ok`; throws the reply's
@@ -245,24 +246,6 @@ public final class LoopdClient: Sendable {
         }
         bytes.appendLiteral("}\n")
         return try await connection.request(id: id, line: bytes, keepsLine: keepsLine).get()
-    }
-}
-
-/// A reply line as the daemon sent it, parsed but not interpreted.
-public struct RawReply: Sendable, Equatable {
-    private var bytes: [UInt8]
-    /// The line without its newline, exactly as it came.
-    public var line: String { String(decoding: bytes, as: UTF8.self) }
-    /// The parsed object.
-    public var json: JSON
-    /// The reply's `ok`.
-    public var ok: Bool { json["ok"]?.boolValue ?? false }
-    /// The reply's error when `ok` is false.
-    public var error: LoopdError? { ok ? nil : LoopdError(errorObject: json["error"], reply: json) }
-
-    init(json: JSON, bytes: [UInt8]) {
-        self.json = json
-        self.bytes = bytes
     }
 }
 

@@ -150,7 +150,7 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         do {
             answer(request, with: try Self.parse(line), line)
         } catch {
-            answer(request, with: .failure(LoopdError(.invalidReply, "reply is not JSON (\(error)): \(Self.excerpt(line))")))
+            answer(request, with: .failure(Self.notJSON(error, line)))
         }
     }
 
@@ -197,7 +197,7 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
         do {
             json = try Self.parse(line)
         } catch {
-            failure = LoopdError(.invalidReply, "reply is not JSON (\(error)): \(Self.excerpt(line))")
+            failure = Self.notJSON(error, line)
             context?.close(promise: nil)
             return
         }
@@ -222,6 +222,11 @@ final class ReplyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// (docs/PROTOCOL.md, "Error codes").
     static let closingCodes: Set<String> = [ErrorCode.tooLarge.rawValue, ErrorCode.busy.rawValue,
                                             ErrorCode.shuttingDown.rawValue]
+
+    /// The error for a line that is not JSON.
+    static func notJSON(_ error: JSONSyntaxError, _ line: UnsafeBufferPointer<UInt8>) -> LoopdError {
+        LoopdError(.invalidReply, "reply is not JSON (\(error)): \(excerpt(line))")
+    }
 
     /// A line for an error message: whole up to 200 bytes, else its start.
     static func excerpt(_ line: UnsafeBufferPointer<UInt8>) -> String {

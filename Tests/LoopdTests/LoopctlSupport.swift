@@ -1,7 +1,7 @@
 import CThreadCredentials
 import Foundation
 import Testing
-import LoopdProtocol
+import LoopdClient
 @testable import LoopctlCommands
 
 #if canImport(Glibc)
@@ -40,7 +40,7 @@ func requestLine(_ command: some ClientCommand) -> String {
 
 /// Renders a canned reply line as `command` would, in human mode.
 func human(_ command: some ClientCommand, _ line: String) throws -> CommandOutput {
-    try command.render(Reply(line: line))
+    try command.render(RawReply(line: line))
 }
 
 /// Request lines the fake daemon saw, from its thread.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import LoopdProtocol
+import LoopdClient
 @testable import LoopctlCommands
 
 #if canImport(Glibc)
@@ -296,9 +296,9 @@ struct LoopctlFormattingTests {
     func missingFields() throws {
         #expect(throws: ClientError.self) { try human(try parse(["workers"]) as WorkersCommand, #"{"id":1,"ok":true}"#) }
         #expect(throws: ClientError.self) { try human(try parse(["inspect", "w1"]) as InspectCommand, #"{"id":1,"ok":true}"#) }
-        #expect(throws: ClientError.self) { try Reply(line: #"{"id":1}"#) }
-        #expect(throws: ClientError.self) { try Reply(line: "not json") }
-        #expect(throws: ClientError.self) { try Reply(line: "[1]") }
+        #expect(throws: LoopdError.self) { try RawReply(line: #"{"id":1}"#) }
+        #expect(throws: LoopdError.self) { try RawReply(line: "not json") }
+        #expect(throws: LoopdError.self) { try RawReply(line: "[1]") }
     }
 }
 
@@ -356,14 +356,15 @@ struct LoopctlEndToEndTests {
         }
         defer { server.stop() }
 
-        let client = try LoopdClient(path: server.path, receiveTimeoutMs: 10_000)
-        let a = try client.send([("op", "ping")])
-        let b = try client.send([("op", "stats")])
-        let c = try client.send([("op", "workers")])
-        #expect([a, b, c] == [.integer(1), .integer(2), .integer(3)])
-        #expect(try client.reply(to: a).json["echo"] == "ping")
-        #expect(try client.reply(to: b).json["echo"] == "stats")
-        #expect(try client.reply(to: c).json["echo"] == "workers")
+        let client = try LoopdClient.Blocking.connect(path: server.path, serverUID: nil, replyTimeoutMs: 10_000)
+        defer { client.closeWithoutWaiting() }
+        let a = client.start([("op", "ping")])
+        let b = client.start([("op", "stats")])
+        let c = client.start([("op", "workers")])
+        #expect([a.id, b.id, c.id] == [1, 2, 3])
+        #expect(try client.answer(a).json["echo"] == "ping")
+        #expect(try client.answer(b).json["echo"] == "stats")
+        #expect(try client.answer(c).json["echo"] == "workers")
     }
 
     @Test("a reply without an id (too_large) answers the pending request")
@@ -404,6 +405,18 @@ struct LoopctlEndToEndTests {
         #expect(bad.err.contains("protocol error"))
     }
 
+    @Test("a reply that is not an object with a boolean ok exits 4 and shows the line")
+    func notAReply() throws {
+        for (line, why) in [(#"{"id":1}"#, #"reply has no boolean "ok""#), ("[1]", "reply is not a JSON object")] {
+            let server = try FakeServer { _, _ in .lines([line]) }
+            defer { server.stop() }
+            let captured = Captured()
+            #expect(Loopctl.execute(["ping", "--socket", server.path], in: captured.context()) == .protocolError)
+            #expect(captured.err == "loopctl: protocol error: \(why): \(line)\n")
+            #expect(captured.out.isEmpty)
+        }
+    }
+
     @Test("nothing listening exits 3 and says where it looked")
     func cannotConnect() throws {
         let missing = temporarySocketPath()
@@ -420,7 +433,9 @@ struct LoopctlEndToEndTests {
         let bound = withUnixAddress(path) { bind(fd, $0, $1) }
         #expect(bound == 0)
         defer { _ = close(fd); _ = unlink(path) }
-        #expect(throws: ClientError.cannotConnect(path: path, errno: ECONNREFUSED)) { try LoopdClient(path: path) }
+        #expect(throws: ClientError.cannotConnect(path: path, errno: ECONNREFUSED)) {
+            _ = try LoopdClient.Blocking.connect(path: path, serverUID: nil)
+        }
         #expect(Loopctl.execute(["ping", "--socket", path], in: Captured().context()) == .cannotConnect)
     }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl cancel JOB`: cancel a job, queued or running.
 public struct CancelCommand: ClientCommand {
@@ -27,7 +27,7 @@ public struct CancelCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "cancel"), ("job", .string(job))] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         guard let cancelled = reply.json["cancelled"]?.boolValue else {
             throw .protocol("cancel reply lacks the boolean \"cancelled\": \(reply.line)")

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl inspect WORKER`: the worker loop's CFRunLoop-style description.
 public struct InspectCommand: ClientCommand {
@@ -22,7 +22,7 @@ public struct InspectCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "inspect"), ("worker", .string(worker))] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         let description = try reply.requiredString("description")
         return CommandOutput(standardOutput: description.hasSuffix("\n") ? description : description + "\n")

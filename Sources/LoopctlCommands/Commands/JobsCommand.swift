@@ -1,6 +1,6 @@
 import LoopPlatform
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl jobs [filters] [--limit N] [--cursor C] [--all]`: a table of
 /// jobs, oldest submission first, a page at a time or every page.
@@ -93,17 +93,17 @@ public struct JobsCommand: ClientCommand {
     }
 
     /// One page in human form, `--since` counted back from the real clock.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         try render(reply, sinceUnixMs: since?.resolve(nowUnixMs: unixMilliseconds()))
     }
 
     /// One page in human form: the table and, when there are more jobs, the
     /// command that lists the next page (with `--since` as `sinceUnixMs`,
     /// the instant the request carried).
-    func render(_ reply: Reply, sinceUnixMs: Int64?) throws(ClientError) -> CommandOutput {
+    func render(_ reply: RawReply, sinceUnixMs: Int64?) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
-        let page = try JobsPage(reply)
-        var text = JobsPage.table(page.jobs)
+        let page = try JobList(reply)
+        var text = JobList.table(page.jobs)
         if let next = page.nextCursor {
             text += "next page: " + nextPageCommand(cursor: next, sinceUnixMs: sinceUnixMs) + "\n"
         }
@@ -111,7 +111,7 @@ public struct JobsCommand: ClientCommand {
     }
 
     /// One page, or with `--all` every page, on one connection.
-    public func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput {
+    public func converse(with client: LoopdClient.Blocking, in context: CommandContext) throws(ClientError) -> CommandOutput {
         let sinceUnixMs = since?.resolve(nowUnixMs: context.currentTimeUnixMs())
         guard all else {
             let reply = try client.call(requestFields(sinceUnixMs: sinceUnixMs, cursor: cursor))
@@ -126,7 +126,7 @@ public struct JobsCommand: ClientCommand {
                 let reply = try client.call(requestFields(sinceUnixMs: sinceUnixMs, cursor: cursor))
                 lines += reply.line + "\n"
                 guard reply.ok else { return partial(jobs: jobs, lines: lines, ending: .refused(reply)) }
-                let page = try JobsPage(reply)
+                let page = try JobList(reply)
                 jobs += page.jobs
                 guard let next = page.nextCursor else { break }
                 // A cursor that does not move would page forever.
@@ -138,14 +138,14 @@ public struct JobsCommand: ClientCommand {
             guard !(connection.json ? lines.isEmpty : jobs.isEmpty) else { throw error }
             return partial(jobs: jobs, lines: lines, ending: .failure(error))
         }
-        return CommandOutput(standardOutput: connection.json ? lines : JobsPage.table(jobs))
+        return CommandOutput(standardOutput: connection.json ? lines : JobList.table(jobs))
     }
 
     /// What `--all` read before `ending` (a refusal, a lost connection, a
     /// bad reply) stopped it, then `ending`'s diagnostic and status.
     private func partial(jobs: [JSON], lines: String, ending: CommandOutput) -> CommandOutput {
         var output = ending
-        output.standardOutput = connection.json ? lines : JobsPage.table(jobs)
+        output.standardOutput = connection.json ? lines : JobList.table(jobs)
         return output
     }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl metrics`: the daemon's metrics in the Prometheus text
 /// exposition format, printed as they came (ready for a redirect into
@@ -20,7 +20,7 @@ public struct MetricsCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "metrics")] }
 
     /// The exposition text, verbatim.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         let text = try reply.requiredString("text")
         return CommandOutput(standardOutput: text.isEmpty || text.hasSuffix("\n") ? text : text + "\n")

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl mode WORKER MODE`: switch the mode a worker's loop runs in.
 public struct ModeCommand: ClientCommand {
@@ -31,7 +31,7 @@ public struct ModeCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "mode"), ("worker", .string(worker)), ("mode", .string(mode))] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refusedUnlessAdministrator(reply, may: "switch a worker's mode") }
         let now = reply.json["mode"]?.stringValue ?? mode
         let previous = reply.json["previous"]?.stringValue ?? "?"

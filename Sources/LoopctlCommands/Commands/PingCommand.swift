@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl ping`: is the daemon there?
 public struct PingCommand: ClientCommand {
@@ -18,7 +18,7 @@ public struct PingCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "ping")] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         let version = reply.json["version"]?.stringValue ?? "?"
         let pid = reply.json["pid"]?.integerValue.map(String.init) ?? "?"

@@ -1,6 +1,6 @@
 import ArgumentParser
 import LoopPlatform
-import LoopdProtocol
+import LoopdClient
 
 /// What `retry` and `discard` share: one job by id, or the ended jobs that
 /// match filters (the failures by default), up to a limit.
@@ -84,7 +84,7 @@ public struct RetryCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "retry")] + which.fields(nowUnixMs: unixMilliseconds()) }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         if which.job != nil {
             guard let job = reply.json["job"]?.stringValue else { throw .protocol("retry reply lacks \"job\": \(reply.line)") }
@@ -129,7 +129,7 @@ public struct DiscardCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "discard")] + which.fields(nowUnixMs: unixMilliseconds()) }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         if which.job != nil {
             guard let job = reply.json["job"]?.stringValue else { throw .protocol("discard reply lacks \"job\": \(reply.line)") }

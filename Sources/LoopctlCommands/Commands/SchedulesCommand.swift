@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl schedules`: the configured schedules, and an administrator's
 /// `pause`, `resume` and `trigger`.
@@ -37,7 +37,7 @@ public struct SchedulesListCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "schedules")] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         guard let schedules = reply.json["schedules"]?.arrayValue else {
             throw .protocol("schedules reply lacks the array \"schedules\": \(reply.line)")
@@ -76,7 +76,7 @@ extension ScheduleControl {
     public var requestFields: [(String, JSON)] { [("op", .string(Self.command.rawValue)), ("schedule", .string(schedule))] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else {
             return .refusedUnlessAdministrator(reply, may: "\(Self.command.rawValue) a schedule")
         }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl stats`: the daemon's counters.
 public struct StatsCommand: ClientCommand {
@@ -18,7 +18,7 @@ public struct StatsCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "stats")] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         guard case .object(let members) = reply.json else { throw .protocol("stats reply is not an object") }
         var rows: [(String, String)] = []

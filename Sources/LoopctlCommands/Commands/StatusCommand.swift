@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl status JOB`: a job's state, times and result.
 public struct StatusCommand: ClientCommand {
@@ -27,7 +27,7 @@ public struct StatusCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "status"), ("job", .string(job))] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         _ = try reply.requiredString("state")
         return CommandOutput(standardOutput: JobFieldsText.pairs(of: reply.json))

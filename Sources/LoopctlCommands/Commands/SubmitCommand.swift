@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl submit [options] ACTION [ARGS...]`: run a job.
 public struct SubmitCommand: ClientCommand {
@@ -148,7 +148,7 @@ public struct SubmitCommand: ClientCommand {
     }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         // A reply without a job id is a refusal before any job existed
         // (unknown action, queue full, forbidden, …).
         guard let job = reply.json["job"]?.stringValue else {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl top`: a live view of the daemon, refreshed every interval,
 /// full-screen in a terminal, plain frames elsewhere.
@@ -79,13 +79,13 @@ public struct TopCommand: ClientCommand {
 
     /// The view has no one-reply form (its conversation is `converse`): an
     /// `ok` reply prints nothing, a refusal is printed as any other.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         reply.ok ? CommandOutput() : .refused(reply)
     }
 
     /// Runs the view on `client`: full-screen when the context's standard
     /// output is a terminal, plain frames otherwise.
-    public func converse(with client: LoopdClient, in context: CommandContext) throws(ClientError) -> CommandOutput {
+    public func converse(with client: LoopdClient.Blocking, in context: CommandContext) throws(ClientError) -> CommandOutput {
         var session: TopSession
         do {
             session = try TopSession(

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl wait JOB [--timeout MS]`: wait for a job to end and report it
 /// as a waited `submit` would.
@@ -45,7 +45,7 @@ public struct WaitCommand: ClientCommand {
 
     /// Human output and exit status for `reply`: the job's result and how
     /// it ended, or, when the wait timed out first, exit 6.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         // Refusals (unknown job, forbidden, …) carry no job fields.
         guard reply.ok || reply.json["job"] != nil else { return .refused(reply) }
         let job = reply.json["job"]?.stringValue ?? self.job

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LoopdProtocol
+import LoopdClient
 
 /// `loopctl workers`: one line per worker.
 public struct WorkersCommand: ClientCommand {
@@ -18,7 +18,7 @@ public struct WorkersCommand: ClientCommand {
     public var requestFields: [(String, JSON)] { [("op", "workers")] }
 
     /// Human output and exit status for `reply`.
-    public func render(_ reply: Reply) throws(ClientError) -> CommandOutput {
+    public func render(_ reply: RawReply) throws(ClientError) -> CommandOutput {
         guard reply.ok else { return .refused(reply) }
         guard let workers = reply.json["workers"]?.arrayValue else {
             throw .protocol("workers reply lacks the array \"workers\": \(reply.line)")

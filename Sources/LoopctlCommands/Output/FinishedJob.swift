@@ -1,4 +1,4 @@
-import LoopdProtocol
+import LoopdClient
 
 /// How `submit` and `wait` report a job that has ended: its result as the
 /// action would print it, and, when it did not complete, one diagnostic
@@ -6,7 +6,7 @@ import LoopdProtocol
 enum FinishedJob {
     /// Output and status for the reply that reports job `job`'s end: `ok`
     /// with its result, or `ok:false` with the job's fields and an error.
-    static func output(_ reply: Reply, job: String) -> CommandOutput {
+    static func output(_ reply: RawReply, job: String) -> CommandOutput {
         var output = CommandOutput()
         JobResultText.render(reply.json["result"], into: &output)
         if !reply.ok {

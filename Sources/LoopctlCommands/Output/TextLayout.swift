@@ -84,11 +84,3 @@ enum TextLayout {
         s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
     }
 }
-
-extension Reply {
-    /// A string member every `ok` reply of this op carries.
-    func requiredString(_ key: String) throws(ClientError) -> String {
-        guard let s = json[key]?.stringValue else { throw .protocol("reply lacks the string \"\(key)\": \(line)") }
-        return s
-    }
-}

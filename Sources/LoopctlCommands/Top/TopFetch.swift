@@ -1,10 +1,10 @@
-import LoopdProtocol
+import LoopdClient
 
 /// Why a refresh produced no reading: the conversation failed, or the
 /// daemon refused a request. Either ends `loopctl top`.
 enum TopFetchFailure: Error {
     case client(ClientError)
-    case refused(Reply)
+    case refused(RawReply)
 
     /// What loopctl prints and exits with.
     var output: CommandOutput {
@@ -23,27 +23,28 @@ enum TopFetch {
     static let maxPages = 5
 
     /// The daemon's version and pid (`ping`).
-    static func identity(from client: LoopdClient) throws(TopFetchFailure) -> (version: String, pid: Int64?) {
-        let reply = try answer(client, send(client, [("op", "ping")]))
+    static func identity(from client: LoopdClient.Blocking) throws(TopFetchFailure) -> (version: String, pid: Int64?) {
+        let reply = try answer(client, client.start([("op", "ping")]))
         return (reply.json["version"]?.stringValue ?? "?", reply.json["pid"]?.integerValue)
     }
 
     /// One reading. The four first requests go out together (the client
     /// numbers them) and their replies are collected after; further pages
     /// of the job lists follow one at a time.
-    static func reading(from client: LoopdClient, failuresSinceUnixMs: Int64) throws(TopFetchFailure) -> TopReading {
-        let statsID = try send(client, [("op", "stats")])
-        let workersID = try send(client, [("op", "workers")])
-        let runningID = try send(client, jobsRequest(states: [.running], sinceUnixMs: nil, cursor: nil))
-        let failuresID = try send(client, jobsRequest(states: JobState.failures, sinceUnixMs: failuresSinceUnixMs, cursor: nil))
+    static func reading(from client: LoopdClient.Blocking, failuresSinceUnixMs: Int64) throws(TopFetchFailure) -> TopReading {
+        let statsRequest = client.start([("op", "stats")])
+        let workersRequest = client.start([("op", "workers")])
+        let runningRequest = client.start(jobsRequest(states: [.running], sinceUnixMs: nil, cursor: nil))
+        let failuresRequest = client.start(
+            jobsRequest(states: JobState.failures, sinceUnixMs: failuresSinceUnixMs, cursor: nil))
 
-        let stats = try answer(client, statsID)
-        let workers = try answer(client, workersID)
+        let stats = try answer(client, statsRequest)
+        let workers = try answer(client, workersRequest)
         guard let workerList = workers.json["workers"]?.arrayValue else {
             throw .client(.protocol("workers reply lacks the array \"workers\": \(workers.line)"))
         }
-        let running = try jobs(client, first: runningID, states: [.running], sinceUnixMs: nil)
-        let failures = try jobs(client, first: failuresID, states: JobState.failures, sinceUnixMs: failuresSinceUnixMs)
+        let running = try jobs(client, first: runningRequest, states: [.running], sinceUnixMs: nil)
+        let failures = try jobs(client, first: failuresRequest, states: JobState.failures, sinceUnixMs: failuresSinceUnixMs)
         return TopReading(
             counters: .init(stats: stats.json), workers: workerList.map(TopReading.Worker.init),
             running: running.jobs, failures: failures.jobs, isComplete: running.isComplete && failures.isComplete)
@@ -58,45 +59,39 @@ enum TopFetch {
         return fields
     }
 
-    /// The jobs of the list whose first page was requested as `first`,
-    /// reading at most `maxPages` pages.
-    private static func jobs(_ client: LoopdClient, first: RequestID, states: [JobState], sinceUnixMs: Int64?)
-        throws(TopFetchFailure) -> (jobs: [TopReading.Job], isComplete: Bool)
+    /// The jobs of the list whose first page `first` requested, reading at
+    /// most `maxPages` pages.
+    private static func jobs(_ client: LoopdClient.Blocking, first: LoopdClient.Blocking.Pending, states: [JobState],
+                             sinceUnixMs: Int64?) throws(TopFetchFailure) -> (jobs: [TopReading.Job], isComplete: Bool)
     {
         var page = try jobsPage(try answer(client, first))
         var jobs = page.jobs.compactMap(TopReading.Job.init)
         var pages = 1
         while let cursor = page.nextCursor {
             guard pages < maxPages else { return (jobs, false) }
-            let id = try send(client, jobsRequest(states: states, sinceUnixMs: sinceUnixMs, cursor: cursor))
-            page = try jobsPage(try answer(client, id))
+            let next = client.start(jobsRequest(states: states, sinceUnixMs: sinceUnixMs, cursor: cursor))
+            page = try jobsPage(try answer(client, next))
             jobs += page.jobs.compactMap(TopReading.Job.init)
             pages += 1
         }
         return (jobs, true)
     }
 
-    private static func jobsPage(_ reply: Reply) throws(TopFetchFailure) -> JobsPage {
+    private static func jobsPage(_ reply: RawReply) throws(TopFetchFailure) -> JobList {
         do {
-            return try JobsPage(reply)
+            return try JobList(reply)
         } catch {
             throw .client(error)
         }
     }
 
-    private static func send(_ client: LoopdClient, _ fields: [(String, JSON)]) throws(TopFetchFailure) -> RequestID {
+    /// The `ok` reply to `request`.
+    private static func answer(_ client: LoopdClient.Blocking, _ request: LoopdClient.Blocking.Pending)
+        throws(TopFetchFailure) -> RawReply
+    {
+        let reply: RawReply
         do {
-            return try client.send(fields)
-        } catch {
-            throw .client(error)
-        }
-    }
-
-    /// The `ok` reply to request `id`.
-    private static func answer(_ client: LoopdClient, _ id: RequestID) throws(TopFetchFailure) -> Reply {
-        let reply: Reply
-        do {
-            reply = try client.reply(to: id)
+            reply = try client.answer(request)
         } catch {
             throw .client(error)
         }

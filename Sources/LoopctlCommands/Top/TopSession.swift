@@ -1,4 +1,5 @@
 import LoopPlatform
+import LoopdClient
 
 /// One run of `loopctl top` on a connected client: a reading every
 /// interval, the rates between readings, the view the keys change, and the
@@ -8,7 +9,7 @@ struct TopSession {
     /// Failures are jobs submitted up to this long before the view started.
     static let failureWindowMs: Int64 = 5 * 60_000
 
-    private let client: LoopdClient
+    private let client: LoopdClient.Blocking
     private let context: CommandContext
     /// Between readings, in nanoseconds.
     private let intervalNs: UInt64
@@ -31,7 +32,7 @@ struct TopSession {
 
     /// Asks the daemon who it is and makes the first reading. Nothing is
     /// shown yet, so a daemon that is not there is reported as by any command.
-    init(client: LoopdClient, context: CommandContext, intervalMs: Int64, iterations: Int?) throws(TopFetchFailure) {
+    init(client: LoopdClient.Blocking, context: CommandContext, intervalMs: Int64, iterations: Int?) throws(TopFetchFailure) {
         self.client = client
         self.context = context
         intervalNs = UInt64(max(1, intervalMs)) * 1_000_000

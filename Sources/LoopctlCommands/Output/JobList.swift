@@ -1,7 +1,9 @@
-import LoopdProtocol
+import LoopdClient
 
-/// One page of a `jobs` reply, and the table `loopctl jobs` prints.
-struct JobsPage {
+/// One page of a `jobs` reply as loopctl shows it (the jobs as the daemon
+/// wrote them, not the library's typed `JobsPage`), and the table
+/// `loopctl jobs` prints.
+struct JobList {
     /// The jobs, oldest submission first, as the daemon described them.
     var jobs: [JSON]
     /// Where the next page starts; nil when this is the last.
@@ -9,7 +11,7 @@ struct JobsPage {
 
     /// Reads an `ok` reply; one without the `jobs` array, or with a
     /// `next_cursor` that is neither a string nor null, is a protocol error.
-    init(_ reply: Reply) throws(ClientError) {
+    init(_ reply: RawReply) throws(ClientError) {
         guard let jobs = reply.json["jobs"]?.arrayValue else {
             throw .protocol("jobs reply lacks the array \"jobs\": \(reply.line)")
         }
