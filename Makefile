@@ -5,7 +5,7 @@ SWIFT ?= swift
 TOOLS_BIN := $(CURDIR)/.build/tools/bin
 export PATH := /opt/swift/usr/bin:$(PATH):$(TOOLS_BIN)
 
-.PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python \
+.PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python test-web \
 	check-words check-metrics docs bench bench-quick example consumer clean
 
 ## What each purpose needs, from .ci/packages/PURPOSE (each line says why),
@@ -37,10 +37,11 @@ run: setup
 	$(SWIFT) build -c release --product loopd
 	.build/release/loopd --config Config/loopd.toml
 
-## The whole suite, then again under ThreadSanitizer.
+## The whole suite, the web dashboard's, then again under ThreadSanitizer.
 test: setup-test
 	$(SWIFT) build --product loopdPackageTests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-web
 	$(MAKE) test-tsan
 
 test-tsan:
@@ -66,6 +67,24 @@ test-python: setup-test
 		cd "$$tmp" && venv/bin/python -c 'import os, loopd; d = os.path.dirname(loopd.__file__); \
 			assert "/venv/" in d and os.path.isfile(os.path.join(d, "py.typed")), d; \
 			print("pip install ./clients/python: ok, loopd", loopd.__version__, "in", d)'
+
+## The web dashboard (Web/, a package of its own): its Swift tests, then
+## Tests/web/browser.py, which drives it in Debian's headless Chromium
+## through chromedriver (.ci/packages/test) with Selenium (from PyPI, in a
+## venv in .build/web-venv) against a real loopd, and saves screenshots in
+## .build/web-screenshots. Needs root: a second dashboard runs as nobody.
+WEB = $(SWIFT) build --package-path Web
+WEB_VENV = .build/web-venv
+test-web: setup-test
+	$(SWIFT) build --product loopd
+	$(SWIFT) build --product loopctl
+	$(WEB) --build-tests
+	$(SWIFT) test --package-path Web --skip-build
+	@[ -x $(WEB_VENV)/bin/python ] && $(WEB_VENV)/bin/python -c 'import selenium' 2>/dev/null || \
+		{ $(PYTHON) -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install --quiet --disable-pip-version-check selenium; }
+	bin="$$($(SWIFT) build --show-bin-path)" && $(WEB_VENV)/bin/python Tests/web/browser.py \
+		--loopd "$$bin/loopd" --loopctl "$$bin/loopctl" --web "$$($(WEB) --show-bin-path)/loopd-web" \
+		--screenshots .build/web-screenshots
 
 ## Tracked files name no ticket numbers and no paths outside the repository;
 ## the documentation speaks of the product, not of how the work was organised.

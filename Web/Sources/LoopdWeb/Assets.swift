@@ -26,7 +26,7 @@ enum Assets {
         .totals dt { color: var(--muted); font-size: 13px; } .totals dd { margin: 0; font-size: 22px; font-variant-numeric: tabular-nums; }
         .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 12px; }
         .chart { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
-        .chart figcaption { font-weight: 600; } .chart svg { width: 100%; height: 150px; display: block; }
+        .chart figcaption { font-weight: 600; } .chart svg { width: 100%; height: auto; display: block; }
         .chart .line { fill: none; stroke-width: 2; vector-effect: non-scaling-stroke; }
         .s1 { stroke: var(--s1); background: var(--s1); } .s2 { stroke: var(--s2); background: var(--s2); } .s3 { stroke: var(--s3); background: var(--s3); }
         .grid { stroke: var(--line); stroke-width: 1; vector-effect: non-scaling-stroke; } .axis { fill: var(--muted); font-size: 11px; }

@@ -340,7 +340,7 @@ public struct Dashboard: Sendable {
 }
 
 /// The headers every response carries: this origin only, no framing, no
-/// sniffing, no referrer.
+/// sniffing, no referrer to other sites.
 struct SecurityHeaders: RouterMiddleware {
     typealias Context = BasicRequestContext
 
@@ -349,7 +349,9 @@ struct SecurityHeaders: RouterMiddleware {
         response.headers[.contentSecurityPolicy] =
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // Same-origin only: with no-referrer a browser sends `Origin: null` on
+        // the pages' own form posts, which the origin check must refuse.
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         return response
     }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// A line chart drawn on the server as inline SVG: no script, no font or
-/// library from the network. Values are plotted from 0 to the largest;
-/// a missing value (nil) breaks its line.
+/// library from the network. Each value is placed by its time on an axis
+/// that ends at `end` and spans `span` seconds, from 0 to the largest
+/// value; a missing value (nil) breaks its line.
 struct SVGChart: Sendable {
     struct Line: Sendable {
         var name: String
@@ -13,6 +14,10 @@ struct SVGChart: Sendable {
 
     var title: String
     var lines: [Line]
+    /// The instant of each value (every line has one value per instant).
+    var times: [Date]
+    var end: Date
+    var span: TimeInterval
     /// How an axis value is written (`12/s`, `35 ms`).
     var format: @Sendable (Double) -> String
     /// The x axis's span, written under it (`10 min ago`).
@@ -29,8 +34,10 @@ struct SVGChart: Sendable {
         let plotW = w - Self.left - 8, plotH = h - Self.bottom - Self.top
         let all = lines.flatMap { $0.values.compactMap { $0 } }
         let top = Self.niceCeiling(all.max() ?? 0)
-        let n = lines.map(\.values.count).max() ?? 0
-        func x(_ i: Int) -> Double { Self.left + (n <= 1 ? plotW : plotW * Double(i) / Double(n - 1)) }
+        func x(_ i: Int) -> Double {
+            let ago = i < times.count ? end.timeIntervalSince(times[i]) : span
+            return Self.left + plotW * min(1, max(0, 1 - ago / span))
+        }
         func y(_ v: Double) -> Double { Self.top + plotH - (top > 0 ? plotH * v / top : 0) }
         var paths: [HTML] = []
         for line in lines {
@@ -52,7 +59,7 @@ struct SVGChart: Sendable {
         }
         return """
             <figure class="chart"><figcaption>\(title)</figcaption>\
-            <svg viewBox="0 0 \(Int(w)) \(Int(h))" role="img" aria-label="\(title): latest \(latest)" preserveAspectRatio="none">\
+            <svg viewBox="0 0 \(Int(w)) \(Int(h))" role="img" aria-label="\(title): latest \(latest)">\
             \(gridY)\(paths)\
             <text class="axis" x="\(Int(Self.left))" y="\(Int(h - 4))">\(spanText)</text>\
             <text class="axis" x="\(Int(w - 8))" y="\(Int(h - 4))" text-anchor="end">now</text></svg>\

@@ -82,12 +82,16 @@ struct RenderingTests {
     /// The chart is an image with a text alternative naming the latest values;
     /// a missing value breaks the line instead of dropping to zero.
     @Test func chartsAreLabelledAndBreakAtGaps() {
+        let end = Date(timeIntervalSince1970: 1_000_000)
         let chart = SVGChart(title: "Run time", lines: [.init(name: "p50", style: "s1", values: [0.5, nil, 1.0])],
+                             times: [end - 600, end - 300, end], end: end, span: 600,
                              format: TimeText.seconds, spanText: "10 min ago")
         let svg = chart.svg.markup
         #expect(svg.contains("role=\"img\""))
         #expect(svg.contains("aria-label=\"Run time: latest p50 1.0 s\""))
         #expect(svg.components(separatedBy: "M").count - 1 == 2, "two pen-downs: the gap breaks the line")
+        // Placed by time: the first value at the axis's start, the last at its end.
+        #expect(svg.contains("d=\"M56.0 69.0 M592.0 8.0 \""))
     }
 
     @Test func instantsAreUTCElementsForTheScriptToLocalize() {

@@ -45,16 +45,20 @@ enum OverviewPage {
     }
 
     static func charts(_ c: ChartSeries, range: ChartRange) -> HTML {
-        let span = range == .minutes ? "10 min ago" : "24 h ago"
+        let spanText = range == .minutes ? "10 min ago" : "24 h ago"
+        let span: TimeInterval = range == .minutes ? 600 : 86400
+        let end = Date()
         let rate: @Sendable (Double) -> String = { v in v >= 10 || v == 0 ? String(format: "%.0f/s", v) : String(format: "%.1f/s", v) }
         let throughput = SVGChart(
             title: "Jobs per second", lines: [
                 .init(name: "completed", style: "s1", values: c.completedPerSecond.map { $0 }),
                 .init(name: "failed", style: "s3", values: c.failedPerSecond.map { $0 }),
-            ], format: rate, spanText: span)
+            ], times: c.times, end: end, span: span, format: rate, spanText: spanText)
         let wait = SVGChart(
-            title: "Wait before start", lines: quantileLines(c.wait), format: TimeText.seconds, spanText: span)
-        let run = SVGChart(title: "Run time", lines: quantileLines(c.run), format: TimeText.seconds, spanText: span)
+            title: "Wait before start", lines: quantileLines(c.wait), times: c.times, end: end, span: span,
+            format: TimeText.seconds, spanText: spanText)
+        let run = SVGChart(title: "Run time", lines: quantileLines(c.run), times: c.times, end: end, span: span,
+                           format: TimeText.seconds, spanText: spanText)
         let other = range == .minutes ? ChartRange.day : .minutes
         return """
             <section aria-label="Charts"><h2>Figures, \(range.title)</h2>\
