@@ -52,6 +52,15 @@ struct ErrorTests {
         #expect(failed?.code == .jobFailed && failed?.message == "broken on purpose")
         #expect(failed?.job?.state == .failed && failed?.job?.result == .object([]))
 
+        // With retries, `status` lists each failed attempt and their count.
+        let retried = await loopdError {
+            try await client.submit("fail", ["again"], options: .init(retries: 1, retryBackoffMs: 1))
+        }
+        let history = try await client.status(job: try #require(retried?.job?.job))
+        #expect(history.attempt == 2 && history.retries == 1)
+        #expect(history.attempts.map(\.attempt) == [1, 2] && history.attempts.allSatisfy { $0.code == "job_failed" })
+        #expect(history.attempts.allSatisfy { $0.message == "again" && $0.finishedAt != nil })
+
         let timedOut = await loopdError { try await client.submit("sleep", ["5000"], options: .init(timeoutMs: 20)) }
         #expect(timedOut?.code == .timeout && timedOut?.job?.state == .timedOut)
 

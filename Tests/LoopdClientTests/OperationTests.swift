@@ -35,6 +35,11 @@ struct OperationTests {
         #expect(status.submittedAt != nil && status.startedAt != nil && status.finishedAt != nil)
         #expect(status.queueMs != nil && status.runMs != nil && status.result?["output"] == "later")
         #expect(status.error == nil && status.cancelledBy == nil && !status.durable)
+        // `status` names the arguments and the submitter; `jobs` leaves them out.
+        #expect(status.args == ["later"] && status.submittedBy == Int64(getuid()))
+        #expect(status.attempt == 1 && status.retries == 0 && status.attempts.isEmpty && status.retryOf == nil)
+        let listed = try await client.jobs(JobsQuery(worker: "w2")).jobs.first { $0.job == later.job }
+        #expect(listed?.args == nil && listed?.submittedBy == nil)
 
         // Delayed for a minute: `wait` with a timeout sees it still delayed; `cancel` ends it.
         let parked = try await client.submit("noop", options: SubmitOptions(wait: false, delayMs: 60_000, durable: true))

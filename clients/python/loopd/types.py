@@ -169,6 +169,9 @@ class JobReply:
     duplicate: bool = False
     #: What an exec job's processes used, once it has ended (see :class:`JobUsage`).
     usage: Optional[JobUsage] = None
+    #: ``status`` only: the arguments it was submitted with, and the uid that submitted it.
+    args: Optional[Tuple[str, ...]] = None
+    submitted_by: Optional[int] = None
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -224,6 +227,9 @@ class JobStatus:
     attempts: Tuple["AttemptInfo", ...] = ()
     #: What an exec job's processes used, once it has ended (see :class:`JobUsage`).
     usage: Optional[JobUsage] = None
+    #: ``status`` only: the arguments it was submitted with, and the uid that submitted it.
+    args: Optional[Tuple[str, ...]] = None
+    submitted_by: Optional[int] = None
     raw: Reply = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -241,7 +247,9 @@ class JobStatus:
                    attempt=int(r.get("attempt", 1)), retries=int(r.get("retries", 0)), unique_key=r.get("unique_key"),
                    last_error=ErrorInfo.parse(r.get("last_error")),
                    attempts=tuple(AttemptInfo.parse(a) for a in r.get("attempts", ()) if isinstance(a, dict)),
-                   usage=JobUsage.parse(r.get("usage")), raw=r)
+                   usage=JobUsage.parse(r.get("usage")),
+                   args=tuple(str(a) for a in r["args"]) if isinstance(r.get("args"), list) else None,
+                   submitted_by=r.get("submitted_by"), raw=r)
 
 
 @dataclass(frozen=True)

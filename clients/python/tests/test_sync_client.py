@@ -1,5 +1,6 @@
 """Every operation through the blocking Client against a real loopd."""
 
+import os
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -54,6 +55,10 @@ def test_status_times_and_result(client):
     assert st.state == "completed" and st.finished and st.result == {"slept_ms": 20}
     assert st.submitted_at <= st.started_at <= st.finished_at
     assert st.submitted_at.tzinfo is not None and st.run_ms >= 20 and st.error is None
+    # status (not jobs) names the arguments and who submitted the job.
+    assert st.args == ("20",) and st.submitted_by == os.geteuid()
+    listed = [x for x in client.jobs().jobs if x.job == j.job]
+    assert listed and listed[0].args is None and listed[0].submitted_by is None
 
 
 def test_status_of_a_failed_job_carries_its_error(client):
