@@ -113,6 +113,10 @@ allow_users = ["*"]
 [actions.exit3]
 argv = ["/bin/sh", "-c", "exit 3"]
 allow_users = ["*"]
+
+[schedules.nightly]
+action = "noop"
+cron = "0 3 * * *"
 """)
         self.start([args.loopd, "--config", config], "loopd.log")
         wait_until("loopd's socket", lambda: self.loopctl("ping", check=False).returncode == 0)
@@ -183,6 +187,14 @@ allow_users = ["*"]
             if failed and os.path.exists(path):
                 print(f"--- {log}\n{open(path).read()[-2000:]}")
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def click(driver, selector: str) -> None:
+    """Clicks the element, found again if a live update replaced it meanwhile."""
+    def attempt() -> bool:
+        driver.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+    wait_until(f"a click on {selector}", attempt)
 
 
 def post_status(driver, path: str, fields: dict) -> int:
@@ -261,18 +273,33 @@ def main() -> int:
 
         # Cancel the running job with its button.
         d.get(s.url(f"/jobs/{running}"))
-        d.find_element(By.CSS_SELECTOR, "form[action$='/cancel'] button").click()
+        click(d, "form[action$='/cancel'] button")
         wait_until("the notice", lambda: "Cancelled" in d.find_element(By.CSS_SELECTOR, ".notice").text)
         check("cancel works for an operator",
               json.loads(s.loopctl("status", "--json", running).stdout)["state"] == "cancelled")
 
         # Retry the failure from the failed jobs' page.
         d.get(s.url("/failed"))
-        d.find_element(By.CSS_SELECTOR, f"form[action='/jobs/{failing}/retry'] button").click()
+        click(d, f"form[action='/jobs/{failing}/retry'] button")
         notice = wait_until("the notice", lambda: d.find_element(By.CSS_SELECTOR, ".notice").text)
         new_job = notice.rstrip(".").split()[-1]
         status = json.loads(s.loopctl("status", "--json", new_job, check=False).stdout or "{}")
         check("retry works for an operator", status.get("retry_of") == failing, notice)
+
+        # Switch a worker's mode from the overview, and pause a schedule.
+        d.get(s.url("/"))
+        field = d.find_element(By.ID, "mode-w2")
+        field.clear()
+        field.send_keys("maintenance", Keys.ENTER)
+        wait_until("the notice", lambda: "maintenance" in d.find_element(By.CSS_SELECTOR, ".notice").text)
+        modes = {w["name"]: w["mode"] for w in json.loads(s.loopctl("workers", "--json").stdout)["workers"]}
+        check("a worker's mode switch works for an operator", modes.get("w2") == "maintenance", str(modes))
+        d.get(s.url("/schedules"))
+        click(d, "form[action='/schedules/nightly/pause'] button")
+        wait_until("the notice", lambda: "paused" in d.find_element(By.CSS_SELECTOR, ".notice").text)
+        listed = json.loads(s.loopctl("schedules", "--json").stdout)["schedules"]
+        check("pausing a schedule works for an operator", any(x["name"] == "nightly" and x["paused"] for x in listed),
+              str(listed))
 
         # The phone-sized viewport.
         d.set_window_size(390, 844)

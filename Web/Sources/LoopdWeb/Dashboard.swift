@@ -157,10 +157,12 @@ public struct Dashboard: Sendable {
 
     // MARK: Live updates
 
-    /// `/live?page=TARGET`: server-sent events, each an `update` carrying the
-    /// page's live part as HTML, sent when it changed since the last one,
-    /// read every `interval`; a comment every 15 s keeps proxies from
-    /// closing an idle stream. Ends when the browser goes away.
+    /// `/live?page=TARGET&seen=DIGEST`: server-sent events, each an `update`
+    /// carrying the page's live part as HTML, sent when it changed since the
+    /// last one (at first: since the render the page came with, whose digest
+    /// is `seen`, so a button is not replaced under the pointer for
+    /// nothing), read every `interval`; a comment every 15 s keeps proxies
+    /// from closing an idle stream. Ends when the browser goes away.
     func live(_ request: Request) -> Response {
         let target = request.uri.queryParameters.get("page").map { String($0) } ?? "/"
         guard target.hasPrefix("/"), !target.hasPrefix("//"), !target.hasPrefix("/live") else {
@@ -170,15 +172,16 @@ public struct Dashboard: Sendable {
         context.target = target
         context.notice = nil
         let frozen = context
+        let seen = request.uri.queryParameters.get("seen").map { String($0) }
         let body = ResponseBody { writer in
-            var last: HTML?
+            var last = seen
             var quietSince = ContinuousClock.now
             while !Task.isCancelled {
-                let part = await self.livePart(target: target, context: frozen)
-                let html = part.status == .ok ? part.html : part.html
-                if html != last {
+                let html = await self.livePart(target: target, context: frozen).html
+                let digest = html.digest
+                if digest != last {
                     try await writer.write(ByteBuffer(string: Self.event("update", html.markup)))
-                    last = html
+                    last = digest
                     quietSince = .now
                 } else if ContinuousClock.now - quietSince > .seconds(15) {
                     try await writer.write(ByteBuffer(string: ": still here\n\n"))

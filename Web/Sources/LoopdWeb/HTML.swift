@@ -47,6 +47,17 @@ public struct HTML: Sendable, Equatable, ExpressibleByStringInterpolation, Custo
         return out
     }
 
+    /// A digest of the markup (64-bit FNV-1a, hexadecimal): the live stream
+    /// compares renders by it, starting from the one the page was sent with.
+    var digest: String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in markup.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        return String(h, radix: 16)
+    }
+
     /// The parts one after the other.
     static func joined(_ parts: [HTML], separator: HTML = "") -> HTML {
         HTML(trusted: parts.map(\.markup).joined(separator: separator.markup))

@@ -40,7 +40,7 @@ enum Layout {
         }
         let notice: HTML = context.notice.map { "<p class=\"notice\" role=\"status\">\($0)</p>" } ?? ""
         let liveBlock: HTML = live.map {
-            "<div id=\"live\" data-live=\"/live?page=\(percentEncoded(context.target))\" aria-live=\"off\">\($0)</div>"
+            "<div id=\"live\" data-live=\"/live?page=\(percentEncoded(context.target))&amp;seen=\($0.digest)\" aria-live=\"off\">\($0)</div>"
         } ?? ""
         let liveStatus: HTML = live == nil ? "" : "<span id=\"live-status\" class=\"live-status\">updates paused</span>"
         return """
