@@ -29,11 +29,10 @@ public struct Dashboard: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: SecurityHeaders())
-        router.get("/") { request, _ in await self.overview(request) }
-        router.get("/jobs") { request, _ in await self.jobs(request, failures: false) }
-        router.get("/failed") { request, _ in await self.jobs(request, failures: true) }
-        router.get("/jobs/:id") { request, context in await self.job(request, id: context.parameters.get("id") ?? "") }
-        router.get("/schedules") { request, _ in await self.schedules(request) }
+        // The pages: each renders its path through `livePart`, as the live stream does.
+        for page in ["/", "/jobs", "/failed", "/jobs/:id", "/schedules"] {
+            router.get(RouterPath(page)) { request, _ in await self.render(request) }
+        }
         router.get("/live") { request, _ in self.live(request) }
         router.get("/login") { request, _ in self.loginForm(request, message: nil) }
         router.post("/login") { request, _ in try await self.login(request) }
@@ -94,7 +93,9 @@ public struct Dashboard: Sendable {
         return path + queryString(kept)
     }
 
-    /// A page's live part for `target`, as the page itself renders it.
+    /// A page's live part for `target` (a path and query), as the page
+    /// itself renders it and as the live stream renders it again: the one
+    /// place that maps a path to what it shows.
     func livePart(target: String, context: PageContext) async -> (status: HTTPResponse.Status, title: String, heading: HTML, html: HTML) {
         let uri = URI(target)
         let path = uri.path
@@ -150,11 +151,6 @@ public struct Dashboard: Sendable {
         return Self.html(page, status: part.status)
     }
 
-    func overview(_ request: Request) async -> Response { await render(request) }
-    func jobs(_ request: Request, failures: Bool) async -> Response { await render(request) }
-    func job(_ request: Request, id: String) async -> Response { await render(request) }
-    func schedules(_ request: Request) async -> Response { await render(request) }
-
     // MARK: Live updates
 
     /// `/live?page=TARGET&seen=DIGEST`: server-sent events, each an `update`
@@ -168,10 +164,10 @@ public struct Dashboard: Sendable {
         guard target.hasPrefix("/"), !target.hasPrefix("//"), !target.hasPrefix("/live") else {
             return Self.html("<p>Bad page.</p>", status: .badRequest)
         }
-        var context = context(request)
-        context.target = target
-        context.notice = nil
-        let frozen = context
+        var pageContext = context(request)
+        pageContext.target = target
+        pageContext.notice = nil
+        let frozen = pageContext
         let seen = request.uri.queryParameters.get("seen").map { String($0) }
         let body = ResponseBody { writer in
             var last = seen
