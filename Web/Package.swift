@@ -34,12 +34,5 @@ let package = Package(
             name: "loopd-web",
             dependencies: ["LoopdWeb", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
-        .testTarget(
-            name: "LoopdWebTests",
-            dependencies: [
-                "LoopdWeb",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ],
-            swiftSettings: strict),
     ]
 )
