@@ -173,7 +173,7 @@ consumer: setup
 	LOOPD_PACKAGE_URL=file://$(CONSUMER_CLONE) $(SWIFT) run --package-path Examples/consumer consumer
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-bench .build-fuzz .build-docs Benchmarks/.build
+	rm -rf .build .build-web .build-tsan .build-asan .build-bench .build-fuzz .build-docs Benchmarks/.build Web/.build
 
 ## The version lives in Sources/LoopdProtocol/Version.swift and nowhere else:
 ## the binaries print it, and these lines read it for the manuals and the package.
@@ -184,13 +184,19 @@ VERSION := $(shell sed -n 's/^ *public static let current = "\([^"]*\)"$$/\1/p' 
 ## deb, test-systemd and reliability. Linked by lld (Fuzz/toolset.json): gold
 ## warns at every link about a mktemp call inside the static Foundation.
 ## -z now: the whole GOT read-only after start (full RELRO).
+## loopd-web, the web dashboard, is a package of its own (Web/Package.swift,
+## on Hummingbird, so the daemon's package pulls in no HTTP server): built
+## with the same flags in $(WEB_SCRATCH), next to the daemon's build.
 .PHONY: release version
 RELEASE_SCRATCH ?= .build
-RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib --toolset Fuzz/toolset.json -Xlinker -z -Xlinker now \
-	--scratch-path $(RELEASE_SCRATCH)
+WEB_SCRATCH ?= $(RELEASE_SCRATCH)-web
+RELEASE_FLAGS = -c release --static-swift-stdlib --toolset Fuzz/toolset.json -Xlinker -z -Xlinker now
+RELEASE_BUILD = $(SWIFT) build $(RELEASE_FLAGS) --scratch-path $(RELEASE_SCRATCH)
+WEB_RELEASE_BUILD = $(SWIFT) build $(RELEASE_FLAGS) --package-path Web --scratch-path $(WEB_SCRATCH)
 release: setup
 	$(RELEASE_BUILD) --product loopd
 	$(RELEASE_BUILD) --product loopctl
+	$(WEB_RELEASE_BUILD) --product loopd-web
 
 version:
 	@echo $(VERSION)
@@ -205,13 +211,16 @@ man: setup
 	  echo ".\\\" plugin: \`make man\` regenerates it. The Makefile fills in @VERSION@."; \
 	  sed -e 's/^\.Os$$/.Os loopd @VERSION@/' -e 's/^$$/.Pp/' .build/plugins/GenerateManual/outputs/loopctl/loopctl.1; } >man/loopctl.1
 
-## Install loopd as a system service (docs/OPERATIONS.md): release binaries,
-## the crash backtracer, units (loopd's, and the timer that writes its metrics
-## for node_exporter), config (an existing one is kept), journal catalog,
-## sysusers file, manuals, shell completions, docs.
+## Install loopd as a system service (docs/OPERATIONS.md): release binaries
+## (loopd-web's too), the crash backtracer, units (loopd's, the timer that
+## writes its metrics for node_exporter, and the web dashboard's socket and
+## service), config (an existing one is kept), journal catalog, sysusers file
+## (the group loopd, the users loopd-job and loopd-web), manuals, shell
+## completions, docs.
 ## DESTDIR= stages into a tree (then nothing is run on this machine; `make deb`
 ## does that); PREFIX= moves binaries and data, and the unit follows.
-## Then: systemctl enable --now loopd.socket (and loopd-metrics.timer)
+## Then: systemctl enable --now loopd.socket (and loopd-metrics.timer,
+## loopd-web.socket: neither is enabled by the install)
 .PHONY: install uninstall test-systemd deb lintian
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -225,9 +234,12 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
-# A directory with loopd and loopctl already built: install those, build
-# nothing. A swift-backtrace-static in it is installed too.
+# A directory with loopd, loopctl and loopd-web already built: install
+# those, build nothing. A swift-backtrace-static in it is installed too.
+# PREBUILT_WEB= names another directory for loopd-web (`make deb` passes
+# the two build directories).
 PREBUILT ?=
+PREBUILT_WEB ?= $(PREBUILT)
 # The toolchain's static crash backtracer, installed as $(PKGLIBDIR)/swift-backtrace-static
 # (SWIFT_BACKTRACE in systemd/loopd.service; docs/OPERATIONS.md, "Crash reports").
 TOOLCHAIN_BACKTRACER = $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")") && \
@@ -239,10 +251,12 @@ MAN_VERSION = -e 's|@VERSION@|$(VERSION)|g'
 
 install: setup
 	@if [ -n "$(PREBUILT)" ]; then echo "installing the binaries in $(PREBUILT) (no build)"; \
-	else $(RELEASE_BUILD) --product loopd && $(RELEASE_BUILD) --product loopctl; fi
+	else $(RELEASE_BUILD) --product loopd && $(RELEASE_BUILD) --product loopctl && \
+		$(WEB_RELEASE_BUILD) --product loopd-web; fi
 	bin="$(PREBUILT)" && { [ -n "$$bin" ] || bin=$$($(RELEASE_BUILD) --show-bin-path); } && \
+		web="$(PREBUILT_WEB)" && { [ -n "$$web" ] || web=$$($(WEB_RELEASE_BUILD) --show-bin-path); } && \
 		install -d -m 0755 $(DESTDIR)$(BINDIR) && \
-		install -m 0755 "$$bin/loopd" "$$bin/loopctl" $(DESTDIR)$(BINDIR)/
+		install -m 0755 "$$bin/loopd" "$$bin/loopctl" "$$web/loopd-web" $(DESTDIR)$(BINDIR)/
 	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/loopd $(DESTDIR)$(PKGLIBDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
@@ -253,12 +267,15 @@ install: setup
 	sed $(UNIT_PATHS) systemd/loopd.socket >$(DESTDIR)$(UNITDIR)/loopd.socket
 	sed $(UNIT_PATHS) systemd/loopd-metrics.service >$(DESTDIR)$(UNITDIR)/loopd-metrics.service
 	sed $(UNIT_PATHS) systemd/loopd-metrics.timer >$(DESTDIR)$(UNITDIR)/loopd-metrics.timer
+	sed $(UNIT_PATHS) systemd/loopd-web.service >$(DESTDIR)$(UNITDIR)/loopd-web.service
+	sed $(UNIT_PATHS) systemd/loopd-web.socket >$(DESTDIR)$(UNITDIR)/loopd-web.socket
 	chmod 0644 $(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
-		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer
+		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer \
+		$(DESTDIR)$(UNITDIR)/loopd-web.service $(DESTDIR)$(UNITDIR)/loopd-web.socket
 	sed $(UNIT_PATHS) systemd/loopd.catalog >$(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	chmod 0644 $(DESTDIR)$(CATALOGDIR)/loopd.catalog
 	install -m 0644 systemd/loopd.sysusers $(DESTDIR)$(SYSUSERSDIR)/loopd.conf
-	for page in loopctl.1 loopd.toml.5 loopd.8; do \
+	for page in loopctl.1 loopd.toml.5 loopd.8 loopd-web.8; do \
 		sed $(MAN_VERSION) $(UNIT_PATHS) man/$$page | gzip -9n >$(DESTDIR)$(MANDIR)/man$${page##*.}/$$page.gz && \
 		chmod 0644 $(DESTDIR)$(MANDIR)/man$${page##*.}/$$page.gz || exit 1; done
 	bin="$(PREBUILT)" && { [ -n "$$bin" ] || bin=$$($(RELEASE_BUILD) --show-bin-path); } && \
@@ -280,33 +297,39 @@ install: setup
 		$(BINDIR)/loopd --check-config --config $(SYSCONFDIR)/loopd/loopd.toml; \
 		echo "installed; start with: systemctl enable --now loopd.socket"; \
 		echo "metrics for node_exporter's textfile collector: systemctl enable --now loopd-metrics.timer"; \
+		echo "the web dashboard on 127.0.0.1:9477: systemctl enable --now loopd-web.socket"; \
 	fi
 
 ## Removes what `make install` put in place, except the config in
-## $(SYSCONFDIR)/loopd, the durable state in /var/lib/loopd, the group and the
-## exec jobs' user.
+## $(SYSCONFDIR)/loopd (the dashboard's password file too), the durable
+## state in /var/lib/loopd, the group and the users loopd-job and loopd-web.
+## The dashboard stops first: it is a client, and would start loopd again.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now loopd-web.socket loopd-web.service || true; \
 		systemctl disable --now loopd-metrics.timer loopd-metrics.service || true; \
 		systemctl disable --now loopd.socket loopd.service || true; fi
-	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl \
+	rm -f $(DESTDIR)$(BINDIR)/loopd $(DESTDIR)$(BINDIR)/loopctl $(DESTDIR)$(BINDIR)/loopd-web \
 		$(DESTDIR)$(UNITDIR)/loopd.service $(DESTDIR)$(UNITDIR)/loopd.socket \
 		$(DESTDIR)$(UNITDIR)/loopd-metrics.service $(DESTDIR)$(UNITDIR)/loopd-metrics.timer \
+		$(DESTDIR)$(UNITDIR)/loopd-web.service $(DESTDIR)$(UNITDIR)/loopd-web.socket \
 		$(DESTDIR)$(CATALOGDIR)/loopd.catalog $(DESTDIR)$(SYSUSERSDIR)/loopd.conf \
 		$(DESTDIR)$(MANDIR)/man1/loopctl.1.gz $(DESTDIR)$(MANDIR)/man5/loopd.toml.5.gz \
-		$(DESTDIR)$(MANDIR)/man8/loopd.8.gz $(DESTDIR)$(BASHCOMPDIR)/loopctl \
-		$(DESTDIR)$(ZSHCOMPDIR)/_loopctl $(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
+		$(DESTDIR)$(MANDIR)/man8/loopd.8.gz $(DESTDIR)$(MANDIR)/man8/loopd-web.8.gz \
+		$(DESTDIR)$(BASHCOMPDIR)/loopctl $(DESTDIR)$(ZSHCOMPDIR)/_loopctl $(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PKGLIBDIR)
 	@if [ -z "$(DESTDIR)" ]; then \
 		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
-		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs), the group loopd and the user loopd-job"; \
+		echo "kept $(SYSCONFDIR)/loopd, /var/lib/loopd (durable jobs), the group loopd and the users loopd-job and loopd-web"; \
 	fi
 
 ## The Debian package loopd_$(VERSION)-$(DEB_REVISION)_ARCH.deb (docs/OPERATIONS.md,
 ## "Install"): `make install` staged into a tree with Debian's paths, plus
 ## the maintainer scripts and the package's docs in packaging/deb. Uses the
-## release binaries of `make release` (no second build). `make lintian` checks it
+## release binaries of `make release`, loopd-web's included (no second
+## build). It installs loopd-web and its units but enables none of them
+## (docs/OPERATIONS.md, "Web dashboard"). `make lintian` checks it
 ## (fails on any error or warning; docs/OPERATIONS.md lists the one override).
 DEB_REVISION ?= 1
 DEB_VERSION = $(VERSION)-$(DEB_REVISION)
@@ -316,16 +339,16 @@ DEB_OUT ?= $(RELEASE_SCRATCH)/deb
 DEB_MAINTAINER ?= loopd maintainers <maintainers@users.noreply.a-seed-4e264c2f.example>
 deb: setup-package release
 	packaging/deb/build "$(DEB_OUT)" "$(VERSION)" "$(DEB_REVISION)" "$(DEB_MAINTAINER)" \
-		"$$($(RELEASE_BUILD) --show-bin-path)" "$(SWIFT_BACKTRACER)"
+		"$$($(RELEASE_BUILD) --show-bin-path)" "$$($(WEB_RELEASE_BUILD) --show-bin-path)" "$(SWIFT_BACKTRACER)"
 
 lintian: deb
 	lintian --fail-on error,warning --info "$(DEB_OUT)/$(DEB_FILE)"
 
-## loopd under a real systemd booted privately for the test (needs root):
-## builds the release binaries and the .deb (checked by lintian), then, inside
-## the test's namespaces with the toolchain hidden, `make install` and the
-## package each go into a private root: it neither depends on nor changes
-## what this machine has installed. Tests/systemd/run.sh.
+## loopd and its web dashboard under a real systemd booted privately for the
+## test (needs root): builds the release binaries and the .deb (checked by
+## lintian), then, inside the test's namespaces with the toolchain hidden,
+## `make install` and the package each go into a private root: it neither
+## depends on nor changes what this machine has installed. Tests/systemd/run.sh.
 test-systemd: setup-test lintian
 	Tests/systemd/run.sh "$(DEB_OUT)/$(DEB_FILE)"
 

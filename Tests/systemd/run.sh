@@ -9,10 +9,14 @@
 # installs the package's own binaries (PREBUILT=, nothing is built in there).
 #
 # The build machines' PID 1 is not systemd, so this boots one as PID 1 of its
-# own PID and mount namespaces: private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
-# clean-up would otherwise empty the host's /tmp), --unit=basic.target (no
-# host services), everything that talks to it through nsenter, and a trap
-# that always kills it. The Swift toolchain is hidden in there (an empty
+# own PID, mount and network namespaces: private tmpfs on /tmp, /var/tmp and /var/log/journal (systemd's boot-time
+# clean-up would otherwise empty the host's /tmp), mounts shared within the
+# namespace as systemd makes them when it boots a machine,
+# --unit=basic.target (no host services), everything that talks to it
+# through nsenter, and a trap that always kills it. The network namespace
+# has only its loopback (systemd brings it up), so the web dashboard's
+# 127.0.0.1:9477 is the test's own: a dashboard the host runs there is
+# neither reached nor in the way. The Swift toolchain is hidden in there (an empty
 # tmpfs over /opt/swift): the binaries carry the Swift runtime and the
 # package its crash backtracer, and that must be all they need.
 #
@@ -35,7 +39,9 @@
 # uninstall), then the real `dpkg -i` (its postinst creates the group,
 # updates the catalog, enables and starts loopd.socket), the whole flow
 # below against the package's unmodified units (ExecStart=/usr/bin/loopd
-# --config /etc/loopd/loopd.toml), then `dpkg -r` and `dpkg -P`, after which
+# --config /etc/loopd/loopd.toml), the web dashboard (installed, not
+# enabled; started by its socket; read-only, then with a password given as
+# a credential in a drop-in), then `dpkg -r` and `dpkg -P`, after which
 # nothing of loopd is left. A config or group left by an earlier install on
 # the host can neither be kept nor be mistaken for the install's work. The
 # binaries the service runs are on those private mounts: readable by its
@@ -56,6 +62,8 @@ SCRATCH=${LOOPD_SYSTEMD_SCRATCH:-.build}
 WORK=$ROOT/$SCRATCH/systemd-test
 NSDIR=$WORK/ns
 SOCK=/run/loopd.sock
+# The web dashboard's address (systemd/loopd-web.socket).
+WEB_ADDR=127.0.0.1:9477
 DEB=${1:-}
 # Where the install under test put things: `make install` first, then the package.
 UNITS=/etc/systemd/system
@@ -120,7 +128,7 @@ trap 'fail "run" "unexpected error at line $LINENO: $BASH_COMMAND"' ERR
 ns() {
     local t=30
     if [[ $1 =~ ^[0-9]+$ ]]; then t=$1; shift; fi
-    timeout -k 2 "$t" nsenter -t "$SYSTEMD_PID" -m -p -u -- "$@"
+    timeout -k 2 "$t" nsenter -t "$SYSTEMD_PID" -m -p -u -n -- "$@"
 }
 ctl() { ns 15 env LOOPD_SOCKET="$SOCK" "$BINDIR/loopctl" "$@"; }
 prop() { ns systemctl show -p "$1" --value "${2:-loopd.service}"; }
@@ -152,6 +160,25 @@ active_pid() {
 }
 socket_node_ok() { [ "$(ns stat -c '%a %U %G %F' "$SOCK" 2>/dev/null)" = "660 root loopd socket" ]; }
 job_state() { jget state "$(ctl status --json "$1" 2>/dev/null)"; }
+# http_get PATH: a GET of the web dashboard from inside the namespaces; the
+# status on the first line, then the body. Fails when nothing answers.
+http_get() {
+    ns 20 python3 -c '
+import sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=15) as r:
+        status, body = r.status, r.read()
+except urllib.error.HTTPError as e:
+    status, body = e.code, e.read()
+print(status)
+sys.stdout.write(body.decode("utf-8", "replace"))
+' "http://$WEB_ADDR$1" 2>/dev/null
+}
+# Whether anything accepts connections on the dashboard's address.
+web_listening() {
+    ns 10 python3 -c 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5).close()' \
+        "${WEB_ADDR%:*}" "${WEB_ADDR##*:}" 2>/dev/null
+}
 
 # ---- preflight and build (not part of the time budget) -----------------------
 
@@ -180,8 +207,8 @@ DEB_VERSION=$(dpkg-deb -f "$DEB" Version)
 rm -rf "$WORK/deb-root" "$WORK/prebuilt"
 dpkg-deb -x "$DEB" "$WORK/deb-root"
 mkdir -p "$WORK/prebuilt"
-cp "$WORK/deb-root/usr/bin/loopd" "$WORK/deb-root/usr/bin/loopctl" "$WORK/deb-root/usr/lib/loopd/swift-backtrace-static" \
-    "$WORK/prebuilt/"
+cp "$WORK/deb-root/usr/bin/loopd" "$WORK/deb-root/usr/bin/loopctl" "$WORK/deb-root/usr/bin/loopd-web" \
+    "$WORK/deb-root/usr/lib/loopd/swift-backtrace-static" "$WORK/prebuilt/"
 BIN=$WORK/prebuilt
 # Ids must be read from the source before anything depends on them.
 for name in started ready stopping reloaded reloadFailed workerStalled jobFailed jobFinished; do
@@ -194,11 +221,14 @@ host_state() {
         /etc/systemd/system/loopd.socket /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
         /usr/local/share/doc/loopd /var/lib/loopd /var/lib/private/loopd /usr/bin/loopd /usr/bin/loopctl \
         /lib/systemd/system/loopd.service /lib/systemd/system/loopd.socket /usr/lib/loopd /usr/share/doc/loopd \
-        /usr/share/man/man1/loopctl.1.gz /var/lib/dpkg/info/loopd.list; do
+        /usr/share/man/man1/loopctl.1.gz /var/lib/dpkg/info/loopd.list /usr/local/bin/loopd-web /usr/bin/loopd-web \
+        /etc/systemd/system/loopd-web.service /etc/systemd/system/loopd-web.socket \
+        /lib/systemd/system/loopd-web.service /lib/systemd/system/loopd-web.socket; do
         stat -c '%n %F %s %Y' "$f" 2>/dev/null || echo "$f absent"
     done
     [ -d /var/log/journal ] && echo "/var/log/journal present" || echo "/var/log/journal absent"
     getent group loopd || echo "group loopd absent"
+    getent passwd loopd-web || echo "user loopd-web absent"
     dpkg-query -W -f '${Status}\n' loopd 2>/dev/null || echo "package loopd unknown"
 }
 host_state >"$WORK/host-before.txt"
@@ -237,11 +267,16 @@ boot() {
         mount -t tmpfs -o mode=0700 tmpfs /var/lib/private
         rm -rf /etc/loopd /var/lib/loopd /etc/sysusers.d/loopd.conf /var/lib/systemd/catalog/database
         rm -f /usr/sbin/policy-rc.d
+        # What systemd as PID 1 of a machine does at boot, and leaves to the
+        # manager in a container: mounts shared, so that a mount PID 1 makes
+        # reaches the services (a credential directory is one). Only the
+        # copies in this namespace change: unshare made them private to it.
+        mount --make-rshared /
         for f in /etc/group /etc/gshadow /etc/passwd /etc/shadow; do
-            if grep -qE "^loopd(-job)?:" "$f" 2>/dev/null; then sed -i -E "/^loopd(-job)?:/d" "$f"; fi
+            if grep -qE "^loopd(-job|-web)?:" "$f" 2>/dev/null; then sed -i -E "/^loopd(-job|-web)?:/d" "$f"; fi
         done
         exec env container=loopd-test /lib/systemd/systemd --system --unit=basic.target'
-    setsid unshare --pid --kill-child --mount --mount-proc --uts --propagation private \
+    setsid unshare --pid --kill-child --mount --mount-proc --uts --net --propagation private \
         sh -c "$script" sh "$NSDIR" >"$WORK/boot.log" 2>&1 </dev/null &
     UNSHARE_PID=$!
     local end=$((SECONDS + 15)) pid
@@ -277,7 +312,11 @@ LOOPD_FILES="/usr/local/bin/loopd /usr/local/bin/loopctl /usr/local/lib/loopd /u
     /usr/share/zsh/vendor-completions/_loopctl /usr/share/fish/vendor_completions.d/loopctl.fish
     /usr/share/lintian/overrides/loopd /etc/loopd/loopd.toml /etc/systemd/system/loopd.service
     /etc/systemd/system/loopd.socket /etc/systemd/system/sockets.target.wants/loopd.socket
-    /lib/systemd/system/loopd.service /lib/systemd/system/loopd.socket /var/lib/loopd /var/lib/private/loopd $SOCK"
+    /lib/systemd/system/loopd.service /lib/systemd/system/loopd.socket /var/lib/loopd /var/lib/private/loopd $SOCK
+    /usr/local/bin/loopd-web /usr/local/share/man/man8/loopd-web.8.gz /usr/bin/loopd-web /usr/share/man/man8/loopd-web.8.gz
+    /etc/systemd/system/loopd-web.service /etc/systemd/system/loopd-web.socket /etc/systemd/system/loopd-web.service.d
+    /etc/systemd/system/sockets.target.wants/loopd-web.socket /lib/systemd/system/loopd-web.service
+    /lib/systemd/system/loopd-web.socket /etc/loopd/web-password"
 no_loopd() {
     local f
     for f in $LOOPD_FILES; do
@@ -287,6 +326,9 @@ no_loopd() {
     ns getent group loopd >/dev/null && { WHY="the group loopd exists $1"; return 1; }
     ns getent passwd loopd-job >/dev/null && { WHY="the user loopd-job exists $1"; return 1; }
     ns getent group loopd-job >/dev/null && { WHY="the group loopd-job exists $1"; return 1; }
+    ns getent passwd loopd-web >/dev/null && { WHY="the user loopd-web exists $1"; return 1; }
+    ns getent group loopd-web >/dev/null && { WHY="the group loopd-web exists $1"; return 1; }
+    web_listening && { WHY="something listens on $WEB_ADDR $1"; return 1; }
     journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog knows loopd $1"; return 1; }
     [ -z "$(ns systemctl list-unit-files --no-legend 'loopd*' 2>/dev/null)" ] ||
         { WHY="systemd knows loopd's units $1: $(ns systemctl list-unit-files --no-legend 'loopd*' | tr '\n' ' ')"; return 1; }
@@ -305,23 +347,36 @@ t_toolchain_hidden() {
 }
 check "the Swift toolchain is hidden in the namespace" t_toolchain_hidden
 
+# The dashboard's static user, in the group that may connect to loopd
+# (systemd/loopd.sysusers).
+web_user_ok() {
+    ns getent passwd loopd-web >/dev/null || { WHY="no user loopd-web"; return 1; }
+    [[ " $(ns id -nG loopd-web 2>/dev/null) " == *" loopd "* ]] ||
+        { WHY="loopd-web is in '$(ns id -nG loopd-web 2>&1)', not in loopd"; return 1; }
+}
+
 # ---- make install ------------------------------------------------------------
 
 t_install() {
     ns 120 make -C "$ROOT" install PREBUILT="$BIN" >"$WORK/install.log" 2>&1 ||
         { WHY="make install failed: $(tail -n 5 "$WORK/install.log" | tr '\n' ' ')"; return 1; }
     local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
-        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /usr/local/bin/loopd-web $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer $UNITS/loopd-web.service $UNITS/loopd-web.socket \
+        /etc/loopd/loopd.toml /usr/local/lib/systemd/catalog/loopd.catalog /usr/local/lib/sysusers.d/loopd.conf \
         /usr/local/lib/loopd/swift-backtrace-static /usr/local/share/doc/loopd/OPERATIONS.md \
         /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/man/man5/loopd.toml.5.gz \
-        /usr/local/share/man/man8/loopd.8.gz /usr/local/share/bash-completion/completions/loopctl \
+        /usr/local/share/man/man8/loopd.8.gz /usr/local/share/man/man8/loopd-web.8.gz \
+        /usr/local/share/bash-completion/completions/loopctl \
         /usr/local/share/zsh/site-functions/_loopctl /usr/local/share/fish/vendor_completions.d/loopctl.fish; do
         ns test -f "$f" || { WHY="make install did not install $f"; return 1; }
     done
     ns cmp -s "$ROOT/Config/loopd.production.toml" /etc/loopd/loopd.toml ||
         { WHY="/etc/loopd/loopd.toml is not Config/loopd.production.toml"; return 1; }
     ns getent group loopd >/dev/null || { WHY="systemd-sysusers did not create the group loopd"; return 1; }
+    web_user_ok || return 1
+    ns grep -qx 'ExecStart=/usr/local/bin/loopd-web' $UNITS/loopd-web.service ||
+        { WHY="loopd-web.service does not run /usr/local/bin/loopd-web"; return 1; }
     ns grep -q 'swift-backtrace=/usr/local/lib/loopd/swift-backtrace-static' $UNITS/loopd.service ||
         { WHY="the unit does not point SWIFT_BACKTRACE at the installed backtracer"; return 1; }
     # A second install keeps an edited config.
@@ -330,7 +385,7 @@ t_install() {
         { WHY="second make install failed"; return 1; }
     ns grep -q '^# edited' /etc/loopd/loopd.toml || { WHY="make install overwrote an existing /etc/loopd/loopd.toml"; return 1; }
 }
-check "make install: binaries, backtracer, units, config, catalog, sysusers group, manuals, completions; an existing config is kept" t_install
+check "make install: binaries, backtracer, units, config, catalog, sysusers group and users, manuals, completions; an existing config is kept" t_install
 
 t_check_config() {
     local out
@@ -354,11 +409,11 @@ check "catalog: one entry per MessageID, known to journalctl after install" t_ca
 t_verify() {
     local out
     out=$(ns systemd-analyze verify "$UNITS/loopd.socket" "$UNITS/loopd.service" \
-        "$UNITS/loopd-metrics.service" "$UNITS/loopd-metrics.timer" 2>&1) ||
+        "$UNITS/loopd-metrics.service" "$UNITS/loopd-metrics.timer" "$UNITS/loopd-web.socket" "$UNITS/loopd-web.service" 2>&1) ||
         { WHY="exit status $?: $out"; return 1; }
     [ -z "$out" ] || { WHY="warnings: $(echo $out)"; return 1; }
 }
-check "systemd-analyze verify loopd.socket loopd.service loopd-metrics.service loopd-metrics.timer: clean" t_verify
+check "systemd-analyze verify loopd.socket loopd.service loopd-metrics.service loopd-metrics.timer loopd-web.socket loopd-web.service: clean" t_verify
 
 # loopd --version, loopctl --version and the running daemon's ping agree
 # with the source (Sources/LoopdProtocol/Version.swift) and the package.
@@ -385,9 +440,10 @@ check "make install, toolchain hidden: the socket starts loopd; a job runs; loop
 t_uninstall() {
     ns 120 make -C "$ROOT" uninstall >"$WORK/uninstall.log" 2>&1 || { WHY="make uninstall: $(tail -n 3 "$WORK/uninstall.log")"; return 1; }
     local f
-    for f in /usr/local/bin/loopd /usr/local/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
-        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer \
-        /usr/local/lib/loopd /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/bash-completion/completions/loopctl; do
+    for f in /usr/local/bin/loopd /usr/local/bin/loopctl /usr/local/bin/loopd-web $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer $UNITS/loopd-web.service $UNITS/loopd-web.socket \
+        /usr/local/lib/loopd /usr/local/share/man/man1/loopctl.1.gz /usr/local/share/man/man8/loopd-web.8.gz \
+        /usr/local/share/bash-completion/completions/loopctl; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done
     [ "$(prop ActiveState loopd.socket)" = inactive ] || { WHY="loopd.socket still $(prop ActiveState loopd.socket)"; return 1; }
@@ -399,11 +455,12 @@ check "make uninstall: stops and removes units, binaries, manuals, completions; 
 # pass for the package's work below: clear it.
 t_clear() {
     ns sh -c 'rm -f /etc/loopd/loopd.toml && rm -rf /var/lib/loopd /var/lib/private/loopd && groupdel loopd &&
-        userdel loopd-job && { ! getent group loopd-job >/dev/null || groupdel loopd-job; }' &&
+        userdel loopd-job && { ! getent group loopd-job >/dev/null || groupdel loopd-job; } &&
+        userdel loopd-web && { ! getent group loopd-web >/dev/null || groupdel loopd-web; }' &&
         ns systemctl daemon-reload && ns systemctl reset-failed >/dev/null 2>&1
     no_loopd "after make uninstall and clearing the config, state and group"
 }
-check "after make uninstall and clearing what it keeps, nothing of loopd is left" t_clear
+check "after make uninstall and clearing what it keeps (config, state, group, users), nothing of loopd is left" t_clear
 
 # ---- the Debian package --------------------------------------------------------
 
@@ -413,10 +470,12 @@ t_dpkg_install() {
     ns 180 dpkg -i "$DEB" >"$WORK/dpkg-install.log" 2>&1 ||
         { WHY="dpkg -i failed: $(tail -n 5 "$WORK/dpkg-install.log" | tr '\n' ' ')"; return 1; }
     local f status
-    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket /etc/loopd/loopd.toml \
+    for f in /usr/bin/loopd /usr/bin/loopctl /usr/bin/loopd-web $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-web.service $UNITS/loopd-web.socket /etc/loopd/loopd.toml \
         /usr/lib/systemd/catalog/loopd.catalog /usr/lib/sysusers.d/loopd.conf /usr/lib/loopd/swift-backtrace-static \
         /usr/share/doc/loopd/copyright /usr/share/doc/loopd/changelog.Debian.gz /usr/share/doc/loopd/OPERATIONS.md \
         /usr/share/man/man1/loopctl.1.gz /usr/share/man/man5/loopd.toml.5.gz /usr/share/man/man8/loopd.8.gz \
+        /usr/share/man/man8/loopd-web.8.gz \
         /usr/share/bash-completion/completions/loopctl /usr/share/zsh/vendor-completions/_loopctl \
         /usr/share/fish/vendor_completions.d/loopctl.fish; do
         ns test -f "$f" || { WHY="the package did not install $f"; return 1; }
@@ -435,14 +494,34 @@ t_dpkg_install() {
 }
 check "dpkg -i: files in Debian's places, the conffile, the group; loopd.socket enabled and listening 0660 root:loopd, loopd not started" t_dpkg_install
 
+# The dashboard is installed, not enabled: its socket is the admin's choice.
+web_idle() {
+    [ "$(prop ActiveState loopd-web.socket)" = inactive ] && [ "$(prop ActiveState loopd-web.service)" = inactive ] ||
+        { WHY="loopd-web.socket $(prop ActiveState loopd-web.socket), loopd-web.service $(prop ActiveState loopd-web.service)"; return 1; }
+    ! web_listening || { WHY="something answers on $WEB_ADDR"; return 1; }
+}
+t_web_installed() {
+    local enabled
+    web_user_ok || return 1
+    enabled=$(ns systemctl is-enabled loopd-web.socket 2>&1)
+    [ "$enabled" = disabled ] || { WHY="loopd-web.socket is '$enabled' after dpkg -i"; return 1; }
+    web_idle || return 1
+    ns grep -qx 'ExecStart=/usr/bin/loopd-web' $UNITS/loopd-web.service ||
+        { WHY="loopd-web.service does not run /usr/bin/loopd-web"; return 1; }
+    [ "$(ns /usr/bin/loopd-web --version 2>&1)" = "$VERSION" ] ||
+        { WHY="loopd-web --version says '$(ns /usr/bin/loopd-web --version 2>&1)'"; return 1; }
+}
+check "dpkg -i: loopd-web, its units and its user (in group loopd) are installed; loopd-web.socket neither enabled nor listening" t_web_installed
+
 t_self_contained() {
     local out
-    out=$(ns ldd /usr/bin/loopd /usr/bin/loopctl 2>&1)
+    out=$(ns ldd /usr/bin/loopd /usr/bin/loopctl /usr/bin/loopd-web 2>&1)
     grep -q 'not found' <<<"$out" && { WHY="unresolved libraries: $(grep 'not found' <<<"$out" | tr '\n' ' ')"; return 1; }
     grep -qiE 'libswift|libFoundation|libdispatch|libBlocksRuntime' <<<"$out" && { WHY="links Swift libraries: $(echo $out)"; return 1; }
     ns grep -q '^Environment=SWIFT_BACKTRACE=.*swift-backtrace=/usr/lib/loopd/swift-backtrace-static$' $UNITS/loopd.service ||
         { WHY="the unit does not point SWIFT_BACKTRACE at /usr/lib/loopd/swift-backtrace-static"; return 1; }
-    ns grep -rq /opt/swift $UNITS/loopd.service $UNITS/loopd.socket && { WHY="a unit names the toolchain"; return 1; }
+    ns grep -rq /opt/swift $UNITS/loopd.service $UNITS/loopd.socket $UNITS/loopd-web.service &&
+        { WHY="a unit names the toolchain"; return 1; }
     note "ldd /usr/bin/loopd: $(ns ldd /usr/bin/loopd | awk '{print $1}' | tr '\n' ' ')"
 }
 check "the installed binaries need only system libraries; the unit names the shipped backtracer, not the toolchain" t_self_contained
@@ -460,9 +539,20 @@ t_security() {
 # 0.4 without what containing exec jobs takes (docs/OPERATIONS.md, "Containing exec jobs").
 check "systemd-analyze security loopd.service: exposure <= 1.1" t_security
 
+WEB_EXPOSURE_MAX=0.4
+t_web_security() {
+    local out score
+    out=$(ns systemd-analyze security --no-pager loopd-web.service 2>&1) || true
+    score=$(sed -n 's/.*Overall exposure level for loopd-web.service: \([0-9.]*\).*/\1/p' <<<"$out")
+    [ -n "$score" ] || { WHY="no score in: $(tail -n 2 <<<"$out")"; return 1; }
+    note "exposure $score; not covered: $(grep '✗' <<<"$out" | awk '{print $2}' | tr '\n' ' ')"
+    awk -v s="$score" -v m="$WEB_EXPOSURE_MAX" 'BEGIN { exit !(s <= m) }' || { WHY="exposure $score > $WEB_EXPOSURE_MAX"; return 1; }
+}
+check "systemd-analyze security loopd-web.service: exposure <= $WEB_EXPOSURE_MAX" t_web_security
+
 t_manuals() {
     local page out
-    for page in "1 loopctl" "8 loopd" "5 loopd.toml"; do
+    for page in "1 loopctl" "8 loopd" "5 loopd.toml" "8 loopd-web"; do
         out=$(ns env MANPAGER=cat MANWIDTH=100 man $page 2>&1) || { WHY="man $page: $(head -n 3 <<<"$out")"; return 1; }
         grep -q "loopd $VERSION" <<<"$out" || { WHY="man $page does not say loopd $VERSION"; return 1; }
     done
@@ -472,7 +562,7 @@ t_manuals() {
     ns grep -q '^#compdef loopctl' /usr/share/zsh/vendor-completions/_loopctl || { WHY="zsh completion"; return 1; }
     ns grep -q "^complete -c 'loopctl'" /usr/share/fish/vendor_completions.d/loopctl.fish || { WHY="fish completion"; return 1; }
 }
-check "man loopctl, man 8 loopd, man 5 loopd.toml show the installed version; bash, zsh and fish completions are in place" t_manuals
+check "man loopctl, man 8 loopd, man 5 loopd.toml, man 8 loopd-web show the installed version; bash, zsh and fish completions are in place" t_manuals
 
 # ---- the test settings: a drop-in and a test config ----------------------------
 
@@ -882,19 +972,167 @@ t_reactivate() {
 }
 check "after the stop the socket still listens (node kept) and the next client starts loopd again" t_reactivate
 
+# ---- the web dashboard ---------------------------------------------------------------
+# After the stop checks: the dashboard reads loopd every 2 s, which would
+# start it again through its socket. The package left loopd-web.socket
+# disabled and stopped (t_web_installed); the admin starts it.
+
+WEB_PID=""
+web_active() { [ "$(prop ActiveState loopd-web.service)" = active ] && [ "$(prop MainPID loopd-web.service)" != 0 ]; }
+# The overview, as loopd-web.service's user sees it: 200 with its heading
+# once loopd answers.
+overview_ok() {
+    local out
+    out=$(http_get /) || return 1
+    [ "$(head -n 1 <<<"$out")" = 200 ] && grep -q '<h1>Overview</h1>' <<<"$out"
+}
+# web_started PID LINE: whether the dashboard process PID logged LINE as its start line.
+web_started() {
+    [ "$(journal -u loopd-web.service -o cat _PID="$1" 2>/dev/null | grep -m 1 '^loopd-web listening on')" = "$2" ]
+}
+t_web_activation() {
+    local out want
+    out=$(ns systemctl start loopd-web.socket 2>&1) || { WHY="systemctl start loopd-web.socket: $out"; return 1; }
+    [ "$(prop ActiveState loopd-web.service)" = inactive ] ||
+        { WHY="loopd-web.service is $(prop ActiveState loopd-web.service) before any request"; return 1; }
+    wait_for 15 overview_ok || { WHY="GET /: $(http_get / | head -c 300 | tr '\n' ' ')"; return 1; }
+    web_active || { WHY="loopd-web.service is $(prop ActiveState loopd-web.service)/$(prop SubState loopd-web.service)"; return 1; }
+    WEB_PID=$(prop MainPID loopd-web.service)
+    want="loopd-web listening on $WEB_ADDR, loopd at $SOCK, read-only"
+    wait_for 5 web_started "$WEB_PID" "$want" ||
+        { WHY="its start line: '$(journal -u loopd-web.service -o cat 2>/dev/null | grep -m 1 'listening')'"; return 1; }
+    note "$want (pid $WEB_PID)"
+}
+check "systemctl start loopd-web.socket; a GET of / starts loopd-web.service, which answers 200 with the overview" t_web_activation
+
+# The process: the static user, in group loopd, and no network of its own
+# (PrivateNetwork=yes): the socket it serves came from systemd.
+t_web_identity() {
+    local uids web groups gid
+    # Real, effective, saved and file-system uid.
+    uids=$(ns awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$WEB_PID/status")
+    web=$(ns id -u loopd-web)
+    [ "$uids" = "$web $web $web $web" ] || { WHY="its uids are '$uids', loopd-web is $web"; return 1; }
+    gid=$(ns getent group loopd | cut -d: -f3)
+    groups=$(ns sed -n 's/^Groups:\s*//p' "/proc/$WEB_PID/status" | sed 's/ *$//')
+    [[ " $groups " == *" $gid "* ]] || { WHY="its groups are '$groups', not loopd's $gid"; return 1; }
+    [ "$(ns readlink "/proc/$WEB_PID/ns/net")" != "$(ns readlink /proc/1/ns/net)" ] ||
+        { WHY="it shares systemd's network namespace"; return 1; }
+    [ "$(ns sed -n 's/^CapEff:\s*//p' "/proc/$WEB_PID/status")" = 0000000000000000 ] ||
+        { WHY="it has capabilities"; return 1; }
+    note "user loopd-web, groups $groups, a network namespace of its own, no capabilities;" \
+        "$(ns sed -n 's/^VmRSS:\s*//p' "/proc/$WEB_PID/status") resident"
+}
+check "loopd-web.service runs as loopd-web (group loopd), without capabilities, in a network namespace of its own" t_web_identity
+
+# The live updates: server-sent events under the sandbox, marked for nginx.
+t_web_live() {
+    local out
+    out=$(ns 20 python3 -c '
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=15) as r:
+    print(r.status, r.headers.get("Content-Type"), r.headers.get("X-Accel-Buffering"))
+    print(r.readline().decode().strip())
+' "http://$WEB_ADDR/live?page=/" 2>&1) || { WHY="GET /live: $(tail -n 1 <<<"$out")"; return 1; }
+    [ "$out" = "$(printf '200 text/event-stream; charset=utf-8 no\nevent: update')" ] ||
+        { WHY="GET /live: $(tr '\n' ' ' <<<"$out")"; return 1; }
+}
+check "GET /live streams server-sent events (text/event-stream, X-Accel-Buffering: no)" t_web_live
+
+t_web_readonly() {
+    local out
+    out=$(http_get /login) || { WHY="GET /login: no answer"; return 1; }
+    [ "$(head -n 1 <<<"$out")" = 404 ] || { WHY="GET /login: $(head -n 1 <<<"$out")"; return 1; }
+    grep -q 'type="password"' <<<"$out" && { WHY="a password form without a password"; return 1; }
+    return 0
+}
+check "without a password the dashboard is read-only: GET /login answers 404" t_web_readonly
+
+# The documented way to give it a password: a credential in a drop-in.
+WEB_DROPIN=/etc/systemd/system/loopd-web.service.d/password.conf
+login_ok() {
+    local out
+    out=$(http_get /login) || return 1
+    [ "$(head -n 1 <<<"$out")" = 200 ] && grep -q '<input id="password" name="password" type="password"' <<<"$out"
+}
+t_web_password() {
+    local out pid want
+    ns sh -c 'umask 077 && echo "correct horse battery staple" >/etc/loopd/web-password'
+    printf '[Service]\nLoadCredential=password:/etc/loopd/web-password\n' >"$WORK/web-password.conf"
+    ns install -D -m 0644 "$WORK/web-password.conf" "$WEB_DROPIN"
+    ns systemctl daemon-reload
+    out=$(ns systemctl restart loopd-web.service 2>&1) || { WHY="restart: $out"; return 1; }
+    wait_for 10 login_ok || { WHY="GET /login: $(http_get /login | head -c 300 | tr '\n' ' ')"; return 1; }
+    pid=$(prop MainPID loopd-web.service)
+    [ "$pid" != "$WEB_PID" ] || { WHY="loopd-web.service was not restarted"; return 1; }
+    want="loopd-web listening on $WEB_ADDR, loopd at $SOCK, operator login enabled"
+    wait_for 5 web_started "$pid" "$want" || { WHY="no start line '$want'"; return 1; }
+    overview_ok || { WHY="GET / after the restart: $(http_get / | head -n 1)"; return 1; }
+    WEB_PID=$pid
+}
+check "with a drop-in LoadCredential=password:FILE and a restart, GET /login answers 200 with a password form" t_web_password
+
+# Under the sandbox the Swift runtime's crash handler writes its backtrace
+# to the journal (SWIFT_BACKTRACE= names the shipped static backtracer).
+# A SIGABRT from outside shows it; the handler then returns and the process
+# goes on, as it does not after a crash of its own. A process that dies is
+# started again (Restart=).
+t_web_backtrace() {
+    local invocation out pid
+    invocation=$(prop InvocationID loopd-web.service)
+    ns systemctl kill -s ABRT --kill-whom=main loopd-web.service
+    crashed() {
+        out=$(journal -u loopd-web.service _SYSTEMD_INVOCATION_ID="$invocation" -o cat 2>/dev/null)
+        grep -q 'Program crashed: Aborted' <<<"$out" && grep -q 'Thread [0-9]* "NIO-' <<<"$out" && grep -q 'Backtrace took' <<<"$out"
+    }
+    wait_for 10 crashed || { WHY="no complete backtrace: $(grep -E 'crashed|Backtrac|rror' <<<"$out" | head -n 3 | tr '\n' ' ')"; return 1; }
+    note "$(grep -m 1 'Program crashed' <<<"$out") ... $(grep -m 1 'Backtrace took' <<<"$out")"
+    pid=$(prop MainPID loopd-web.service)
+    ns systemctl kill -s KILL --kill-whom=main loopd-web.service
+    restarted() { web_active && [ "$(prop InvocationID loopd-web.service)" != "$invocation" ]; }
+    wait_for 15 restarted || { WHY="not restarted after SIGKILL: $(prop ActiveState loopd-web.service)/$(prop SubState loopd-web.service)"; return 1; }
+    wait_for 10 login_ok || { WHY="GET /login after the restart: $(http_get /login | head -n 1)"; return 1; }
+    WEB_PID=$(prop MainPID loopd-web.service)
+    note "killed pid $pid; restarted as pid $WEB_PID"
+}
+check "loopd-web's backtrace on SIGABRT is in the journal; killed, it is started again (Restart=)" t_web_backtrace
+
+# An upgrade restarts a running dashboard on the new binary, and leaves its
+# socket as the admin set it: started, still not enabled.
+t_web_upgrade() {
+    local enabled rss
+    rss=$(ns sed -n 's/^VmRSS:\s*//p' "/proc/$WEB_PID/status")
+    ns 180 dpkg -i "$DEB" >"$WORK/dpkg-upgrade-web.log" 2>&1 ||
+        { WHY="dpkg -i: $(tail -n 5 "$WORK/dpkg-upgrade-web.log" | tr '\n' ' ')"; return 1; }
+    wait_for 15 web_active || { WHY="loopd-web.service is $(prop ActiveState loopd-web.service) after the upgrade"; return 1; }
+    [ "$(prop MainPID loopd-web.service)" != "$WEB_PID" ] || { WHY="loopd-web.service was not restarted"; return 1; }
+    enabled=$(ns systemctl is-enabled loopd-web.socket 2>&1)
+    [ "$enabled" = disabled ] || { WHY="loopd-web.socket is '$enabled' after the upgrade"; return 1; }
+    wait_for 10 login_ok || { WHY="GET /login after the upgrade: $(http_get /login | head -n 1)"; return 1; }
+    note "loopd-web restarted as pid $(prop MainPID loopd-web.service) (was $WEB_PID, $rss resident)"
+    # The admin's files, which the package does not own: gone before the
+    # removal, which must leave /etc/loopd empty.
+    ns rm -f "$WEB_DROPIN" /etc/loopd/web-password
+    ns rmdir "$(dirname "$WEB_DROPIN")"
+    ns systemctl daemon-reload
+}
+check "dpkg -i over the installed package restarts a running loopd-web; loopd-web.socket stays disabled" t_web_upgrade
+
 # ---- remove and purge ----------------------------------------------------------------
 
 t_dpkg_remove() {
     local f status
     ns 120 dpkg -r loopd >"$WORK/dpkg-remove.log" 2>&1 ||
         { WHY="dpkg -r failed: $(tail -n 5 "$WORK/dpkg-remove.log" | tr '\n' ' ')"; return 1; }
-    for f in /usr/bin/loopd /usr/bin/loopctl $UNITS/loopd.service $UNITS/loopd.socket \
-        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer /usr/lib/loopd \
-        /usr/lib/systemd/catalog/loopd.catalog /usr/share/man/man1/loopctl.1.gz $SOCK; do
+    for f in /usr/bin/loopd /usr/bin/loopctl /usr/bin/loopd-web $UNITS/loopd.service $UNITS/loopd.socket \
+        $UNITS/loopd-metrics.service $UNITS/loopd-metrics.timer $UNITS/loopd-web.service $UNITS/loopd-web.socket \
+        /usr/lib/loopd /usr/lib/systemd/catalog/loopd.catalog /usr/share/man/man1/loopctl.1.gz \
+        /usr/share/man/man8/loopd-web.8.gz $SOCK; do
         ns test ! -e "$f" || { WHY="$f still there"; return 1; }
     done
     [ "$(prop ActiveState loopd.socket)" = inactive ] && [ "$(prop ActiveState)" = inactive ] ||
         { WHY="loopd.socket $(prop ActiveState loopd.socket), loopd.service $(prop ActiveState)"; return 1; }
+    web_idle || return 1
     status=$(ns dpkg-query -W -f '${Status}' loopd 2>&1)
     [ "$status" = "deinstall ok config-files" ] || { WHY="dpkg-query: $status"; return 1; }
     ns test -f /etc/loopd/loopd.toml || { WHY="dpkg -r removed the config"; return 1; }
@@ -903,7 +1141,7 @@ t_dpkg_remove() {
     journal --list-catalog 2>/dev/null | grep -q ' loopd:' && { WHY="the catalog still knows loopd"; return 1; }
     return 0
 }
-check "dpkg -r: stops loopd and its socket, removes the program and its catalog; config, durable jobs and group stay" t_dpkg_remove
+check "dpkg -r: stops loopd, the dashboard and their sockets, removes the programs and the catalog; config, durable jobs and group stay" t_dpkg_remove
 
 t_dpkg_purge() {
     local f
@@ -916,7 +1154,7 @@ t_dpkg_purge() {
     grep -q warning "$WORK/dpkg-purge.log" && { WHY="dpkg -P warned: $(grep warning "$WORK/dpkg-purge.log")"; return 1; }
     no_loopd "after dpkg -P"
 }
-check "dpkg -P: nothing of loopd is left (files, config, state, group, units and their state, catalog, package)" t_dpkg_purge
+check "dpkg -P: nothing of loopd or loopd-web is left (files, config, state, group, users, units and their state, catalog, package)" t_dpkg_purge
 
 t_host_unchanged() {
     host_state >"$WORK/host-after.txt"

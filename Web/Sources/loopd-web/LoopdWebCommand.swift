@@ -15,7 +15,8 @@ struct LoopdWebCommand: AsyncParsableCommand {
             Without a password it only shows; with one, a logged-in operator may cancel and retry jobs, \
             switch a worker's mode and pause, resume or run a schedule. Under systemd it takes the \
             socket of loopd-web.socket. See docs/OPERATIONS.md, "Web dashboard".
-            """)
+            """,
+        version: LoopdVersion.current)
 
     @Option(name: .long, help: "Where to listen: HOST:PORT or unix:PATH (ignored when systemd passes a socket).")
     var listen = "127.0.0.1:9477"
