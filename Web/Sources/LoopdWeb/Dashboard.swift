@@ -108,8 +108,7 @@ public struct Dashboard: Sendable {
                 return (.ok, "Overview", "Overview", OverviewPage.live(try await daemon.overview(range: range), context: context))
             case "/jobs", "/failed":
                 let failures = path == "/failed"
-                let filter = JobsListPage.Filter(state: param("state"), worker: param("worker"), action: param("action"),
-                                                 since: param("since"), cursor: param("cursor"))
+                let filter = JobsListPage.Filter(param)
                 let page = try await daemon.jobs(try filter.query(failures: failures, limit: JobsListPage.pageSize))
                 let title = failures ? "Failed jobs" : "Jobs"
                 return (.ok, title, "\(title)", JobsListPage.live(page, filter: filter, path: path, failures: failures, context: context))
@@ -139,9 +138,7 @@ public struct Dashboard: Sendable {
         if path == "/jobs" || path == "/failed" {
             let workers = (try? await daemon.client.workers().map(\.name)) ?? []
             let q = request.uri.queryParameters
-            func param(_ k: String) -> String? { q.get(k).map { String($0) } }
-            let filter = JobsListPage.Filter(state: param("state"), worker: param("worker"), action: param("action"),
-                                             since: param("since"))
+            let filter = JobsListPage.Filter { k in q.get(k).map { String($0) }.flatMap { $0.isEmpty ? nil : $0 } }
             body = JobsListPage.form(filter, path: path, failures: path == "/failed", workers: workers)
         }
         let ok = part.status == .ok

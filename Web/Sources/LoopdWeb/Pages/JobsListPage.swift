@@ -13,6 +13,21 @@ enum JobsListPage {
         var since: String?
         var cursor: String?
 
+        init(state: String? = nil, worker: String? = nil, action: String? = nil, since: String? = nil,
+             cursor: String? = nil) {
+            self.state = state
+            self.worker = worker
+            self.action = action
+            self.since = since
+            self.cursor = cursor
+        }
+
+        /// The filters of a query string, read by `param` (nil for an absent or empty one).
+        init(_ param: (String) -> String?) {
+            self.init(state: param("state"), worker: param("worker"), action: param("action"), since: param("since"),
+                      cursor: param("cursor"))
+        }
+
         static let sinceChoices: [(value: String, label: String, seconds: TimeInterval)] = [
             ("15m", "last 15 minutes", 900), ("1h", "last hour", 3600), ("24h", "last 24 hours", 86400),
         ]
