@@ -109,7 +109,7 @@ public struct Dashboard: Sendable {
             case "/jobs", "/failed":
                 let failures = path == "/failed"
                 let filter = JobsListPage.Filter(param)
-                let page = try await daemon.jobs(try filter.query(failures: failures, limit: JobsListPage.pageSize))
+                let page = try await daemon.jobs(try filter.query(failures: failures))
                 let title = failures ? "Failed jobs" : "Jobs"
                 return (.ok, title, "\(title)", JobsListPage.live(page, filter: filter, path: path, failures: failures, context: context))
             case "/schedules":

@@ -104,13 +104,16 @@ struct RenderingTests {
 
     @Test func listFiltersBecomeJobsQueries() throws {
         let now = Date(timeIntervalSince1970: 10_000)
-        let f = JobsListPage.Filter(state: nil, worker: "w1", action: "echo", since: "1h", cursor: "abc")
-        let q = try f.query(failures: true, limit: 50, now: now)
+        let f = JobsListPage.Filter(state: nil, worker: "w1", action: "echo", since: "1h", cursor: "abc", limit: 100)
+        let q = try f.query(failures: true, now: now)
         #expect(q.states == [.failed, .timedOut, .expired])
-        #expect(q.worker == "w1" && q.action == "echo" && q.cursor == "abc" && q.limit == 50)
+        #expect(q.worker == "w1" && q.action == "echo" && q.cursor == "abc" && q.limit == 100)
+        // A page size that is not offered is the default one.
+        #expect(JobsListPage.Filter { $0 == "limit" ? "100000" : nil }.limit == JobsListPage.Filter.defaultLimit)
+        #expect(f.link(path: "/failed", cursor: "n") == "/failed?worker=w1&action=echo&since=1h&limit=100&cursor=n")
         #expect(q.submittedSinceUnixMs == Int64(6_400_000))
-        #expect(try JobsListPage.Filter(state: "running").query(failures: false, limit: 1).states == [.running])
-        #expect(throws: WebError.self) { try JobsListPage.Filter(state: "nonsense").query(failures: false, limit: 1) }
+        #expect(try JobsListPage.Filter(state: "running").query(failures: false).states == [.running])
+        #expect(throws: WebError.self) { try JobsListPage.Filter(state: "nonsense").query(failures: false) }
     }
 
     @Test func listenAddressesParse() throws {

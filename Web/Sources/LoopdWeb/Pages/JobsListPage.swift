@@ -12,20 +12,26 @@ enum JobsListPage {
         /// `15m`, `1h`, `24h`, or nil for every retained job.
         var since: String?
         var cursor: String?
+        /// Jobs a page: one of `limitChoices`.
+        var limit: Int
+
+        static let limitChoices = [25, 50, 100, 200]
+        static let defaultLimit = 50
 
         init(state: String? = nil, worker: String? = nil, action: String? = nil, since: String? = nil,
-             cursor: String? = nil) {
+             cursor: String? = nil, limit: Int = Filter.defaultLimit) {
             self.state = state
             self.worker = worker
             self.action = action
             self.since = since
             self.cursor = cursor
+            self.limit = Self.limitChoices.contains(limit) ? limit : Self.defaultLimit
         }
 
         /// The filters of a query string, read by `param` (nil for an absent or empty one).
         init(_ param: (String) -> String?) {
             self.init(state: param("state"), worker: param("worker"), action: param("action"), since: param("since"),
-                      cursor: param("cursor"))
+                      cursor: param("cursor"), limit: param("limit").flatMap { Int($0) } ?? Self.defaultLimit)
         }
 
         static let sinceChoices: [(value: String, label: String, seconds: TimeInterval)] = [
@@ -34,7 +40,7 @@ enum JobsListPage {
 
         /// The query for loopd; `failures` lists the failure states when no
         /// state is chosen. Throws for a state loopd does not have.
-        func query(failures: Bool, limit: Int, now: Date = Date()) throws(WebError) -> JobsQuery {
+        func query(failures: Bool, now: Date = Date()) throws(WebError) -> JobsQuery {
             var states: [JobState]?
             if let state {
                 guard let s = JobState(rawValue: state) else { throw .config("no job state is called \(state)") }
@@ -49,11 +55,11 @@ enum JobsListPage {
         }
 
         func link(path: String, cursor: String?) -> String {
-            path + queryString([("state", state), ("worker", worker), ("action", action), ("since", since), ("cursor", cursor)])
+            let size = limit == Self.defaultLimit ? nil : String(limit)
+            return path + queryString([("state", state), ("worker", worker), ("action", action), ("since", since),
+                                       ("limit", size), ("cursor", cursor)])
         }
     }
-
-    static let pageSize = 50
 
     static func row(_ j: JobStatus) -> HTML {
         "<tr><td>\(Layout.jobLink(j.job))</td><td>\(Layout.state(j.state))</td><td>\(j.action ?? "")</td><td>\(j.worker ?? "")</td><td>\(TimeText.element(j.submittedAt))</td><td>\(j.runMs.map { TimeText.duration(ms: $0) } ?? "–")</td></tr>"
@@ -79,6 +85,7 @@ enum JobsListPage {
             <label>Worker <select name="worker">\(options([("", "any")] + workers.map { ($0, $0) }, selected: f.worker))</select></label>\
             <label>Action <input name="action" value="\(f.action ?? "")" size="12"></label>\
             <label>Submitted <select name="since">\(options([("", "any time")] + Filter.sinceChoices.map { ($0.value, $0.label) }, selected: f.since))</select></label>\
+            <label>Per page <select name="limit">\(options(Filter.limitChoices.map { (String($0), String($0)) }, selected: String(f.limit)))</select></label>\
             <button type="submit">Filter</button></form>
             """
     }
