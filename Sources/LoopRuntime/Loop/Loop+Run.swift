@@ -19,7 +19,8 @@ extension Loop {
         precondition(LoopRegistry.shared.currentLoop() === self, "a Loop runs only on its own thread (R2)")
         precondition(mode != .common, "run a real mode; .common only names the common set")
         let clock = self.clock
-        let deadline = timeout.map { clock.now().advanced(by: $0) }
+        let start = clock.now()
+        let deadline = timeout.map { start.advanced(by: $0) }
 
         lock.lock()
         let items: ModeItems
@@ -43,7 +44,8 @@ extension Loop {
         }
 
         notify(.entry, items)
-        let result = runPasses(items, clock: clock, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+        let result = runPasses(items, clock: clock, start: start, deadline: deadline,
+                               returnAfterSourceHandled: returnAfterSourceHandled)
         notify(.exit, items)
         return result
     }
@@ -53,9 +55,18 @@ extension Loop {
         run(mode: .default, timeout: nil)
     }
 
-    private func runPasses(_ items: ModeItems, clock: LoopClock, deadline: LoopInstant?,
+    /// The passes of one run. Each pass reads its clock once, as step 9
+    /// begins (after the wait and its afterWaiting notification): firing the
+    /// due timers, the timeout check of step 10 and the next pass's decision
+    /// whether it may block all use that instant (the run's first pass uses
+    /// the one read at entry). Only a repeating timer reads the clock again,
+    /// after its handler, to find its next grid point (R13). A pass that
+    /// nothing times (no deadline, no timers, the system clock) reads nothing.
+    private func runPasses(_ items: ModeItems, clock: LoopClock, start: LoopInstant, deadline: LoopInstant?,
                            returnAfterSourceHandled: Bool) -> RunResult {
         let mode = items.mode
+        var now = start
+        let clockIsManual = if case .manual = clock { true } else { false }
         if lock.withLock({ isStoppedLocked }) { return .stopped }  // stopped by an entry observer
         var events: [ReadinessEvent] = []
         events.reserveCapacity(16)
@@ -68,7 +79,7 @@ extension Loop {
             if handledSource { runBlocks(mode: mode) }
 
             rebuildEpollSetIfNeeded(items)
-            let mustNotBlock = handledSource || deadline.map { clock.now() >= $0 } ?? false
+            let mustNotBlock = handledSource || deadline.map { now >= $0 } ?? false
             let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
             events.removeAll(keepingCapacity: true)
 
@@ -83,18 +94,21 @@ extension Loop {
             let notifyWaiting = !mustNotBlock && !sourceAlreadyReady
             if !sourceAlreadyReady {
                 if notifyWaiting { notify(.beforeWaiting, items) }
-                sleep(into: &events, items: items, clock: clock, deadline: deadline, poll: mustNotBlock)
+                sleep(into: &events, items: items, clock: clock, now: now, deadline: deadline, poll: mustNotBlock)
                 if notifyWaiting { notify(.afterWaiting, items) }
             }
 
-            // Step 9: what woke us.
+            // Step 9: what woke us, at this pass's instant. A stale instant
+            // is never looked at: without a deadline, timers or a manual
+            // clock nothing below reads it.
+            if deadline != nil || clockIsManual || items.hasTimers { now = clock.now() }
             for e in events where e.token == Loop.timerToken { timerFD.drain() }
-            fireDueTimers(items, clock: clock)
+            fireDueTimers(items, clock: clock, now: now)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
 
             if handledSource && returnAfterSourceHandled { return .handledSource }
-            if let deadline, clock.now() >= deadline { return .timedOut }
+            if let deadline, now >= deadline { return .timedOut }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
                 let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
                 return (isStoppedLocked, empty)
@@ -140,9 +154,11 @@ extension Loop {
     }
 
     /// Sleeps until a descriptor is ready, the next timer wake-up, the run's
-    /// deadline, or a wake-up; with `poll`, only looks.
+    /// deadline, or a wake-up; with `poll`, only looks. `now` is the pass's
+    /// instant: with a manual clock, an advance since it was read has asked
+    /// for a wake-up, so this pass will not block on an older instant.
     private func sleep(into events: inout [ReadinessEvent], items: ModeItems, clock: LoopClock,
-                       deadline: LoopInstant?, poll: Bool) {
+                       now: LoopInstant, deadline: LoopInstant?, poll: Bool) {
         if !poll, spinNanoseconds.load(ordering: .relaxed) > 0, case .system = clock,
            spinBeforeSleep(into: &events, items: items, deadline: deadline) {
             return  // descriptors became ready while spinning: handle them, no sleep
@@ -177,7 +193,7 @@ extension Loop {
             // a wake-up already due means poll. Decided before the inbox says
             // `asleep`: a poll must not leave the loop marked asleep, or wakers
             // would write the eventfd for an awake loop.
-            if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
+            if case .manual = clock, let wake, wake <= now { mayBlock = false }
         }
         // The inbox decides last, inside the lock: a block queued or a
         // wake-up asked for before this point keeps the loop awake; one
@@ -220,13 +236,12 @@ extension Loop {
         }
     }
 
-    /// Fires the mode's timers due now, earliest first; equal deadlines
-    /// in creation order. Timers that come due while these run wait for the
-    /// next pass (R12). A mode without timers costs neither the lock nor a
-    /// clock read.
-    private func fireDueTimers(_ items: ModeItems, clock: LoopClock) {
+    /// Fires the mode's timers due at the pass's instant `now`, earliest
+    /// first; equal deadlines in creation order. Timers that come due while
+    /// these run wait for the next pass (R12). A mode without timers costs
+    /// no lock.
+    private func fireDueTimers(_ items: ModeItems, clock: LoopClock, now: LoopInstant) {
         guard items.hasTimers else { return }
-        let now = clock.now()
         // The loop's spare list, taken (a nested run in a handler finds it
         // empty and makes its own) and handed back emptied: no allocation
         // per pass.
@@ -246,7 +261,10 @@ extension Loop {
             let timer = entry.timer
             guard timer.isCurrent(entry), lock.withLock({ items.contains(timer) }) else { continue }
             callout { timer.handler(timer) }
-            if timer.advanceAfterFiring(firedDate: entry.deadline, now: clock.now()) {
+            // The next grid point is the first after the handler returns, so
+            // a handler that overran does not fire again to catch up (R13):
+            // the one read of the clock that the pass's instant cannot serve.
+            if timer.advanceAfterFiring(firedDate: entry.deadline, now: { clock.now() }) {
                 lock.withLock {
                     guard let next = timer.heapEntry() else { return }
                     for m in modes.values where m.contains(timer) { m.timerHeap.push(next) }
