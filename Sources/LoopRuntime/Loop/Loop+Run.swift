@@ -163,65 +163,58 @@ extension Loop {
            spinBeforeSleep(into: &events, items: items, deadline: deadline) {
             return  // descriptors became ready while spinning: handle them, no sleep
         }
+        let plan = decideWait(items: items, clock: clock, now: now, deadline: deadline, poll: poll)
+        wait(plan, clock: clock, into: &events)
+    }
+
+    /// Gathers the facts of the sleep decision under the lock, takes the
+    /// decision (`WaitFacts.plan`) and, when it is to block, marks the loop
+    /// asleep in the inbox before the lock is released.
+    private func decideWait(items: ModeItems, clock: LoopClock, now: LoopInstant, deadline: LoopInstant?,
+                            poll: Bool) -> WaitPlan {
         lock.lock()
+        defer { lock.unlock() }
         let mode = items.mode
+        var facts = WaitFacts(now: now)
+        facts.clockIsManual = if case .manual = clock { true } else { false }
+        facts.mustNotBlock = poll
+        facts.stopped = isStoppedLocked
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !isStoppedLocked && !kernelSetDirty.load(ordering: .acquiring)
-        var wake: LoopInstant? = nil
-        if mayBlock {
-            if let first = items.timerHeap.liveTop(isLive: items.isLive) {
-                let firstWindow = first.timer.window()
-                if let (fireDate, tolerance) = firstWindow, tolerance == .zero {
-                    // The earliest timer allows no slack, so no other timer
-                    // can move the wake-up (what `wakeInstant` would find,
-                    // without collecting and sorting the windows): R14.
-                    wake = deadline.map { min($0, fireDate) } ?? fireDate
-                } else {
-                    // Only timers due before the first one's window closes can share its wake-up.
-                    let limit = first.deadline.advanced(by: firstWindow?.1 ?? .zero)
-                    var windows: [(LoopInstant, Duration)] = []
-                    for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
-                        if let w = e.timer.window() { windows.append(w) }
-                    }
-                    wake = wakeInstant(windows: windows, runDeadline: deadline)
-                }
-            } else {
-                wake = deadline
-            }
-            // A manual clock never moves by itself (advancing it wakes us), so
-            // a wake-up already due means poll. Decided before the inbox says
-            // `asleep`: a poll must not leave the loop marked asleep, or wakers
-            // would write the eventfd for an awake loop.
-            if case .manual = clock, let wake, wake <= now { mayBlock = false }
+        facts.kernelSetChanged = kernelSetDirty.load(ordering: .acquiring)
+        if facts.mayBlockBeforeTimers {
+            facts.wake = items.timerHeap.wake(isLive: items.isLive, runDeadline: deadline)
         }
-        // The inbox decides last, inside the lock: a block queued or a
-        // wake-up asked for before this point keeps the loop awake; one
-        // after it finds the loop `asleep` and writes the eventfd. Blocks it
-        // finds are taken for step 10 while the lock is held anyway.
+        // Blocks the inbox holds when the loop does not block are taken for
+        // step 10 while the lock is held anyway.
         let isCommon = isCommonModeLocked(mode)
         let carry = carriedBlocks.isEmpty
-        mayBlock = inbox.withLock { box in
-            let queued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
-            let requested = box.takeWakeRequest()
-            let block = mayBlock && !requested && !queued
-            if block {
+        return inbox.withLock { box in
+            facts.blocksQueued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            facts.wakeRequested = box.takeWakeRequest()
+            let plan = facts.plan
+            if case .block = plan {
                 box.waiting = .asleep(signalled: false)
-            } else if queued && carry {
+            } else if facts.blocksQueued && carry {
                 swap(&carriedBlocks, &box.blocks)
             }
-            return block
+            return plan
         }
-        lock.unlock()
+    }
 
-        if mayBlock, case .system = clock { timerFD.arm(at: wake?.nanoseconds) }
-        if mayBlock { waitingFlag.store(true, ordering: .releasing) }
-        collect(into: &events, timeoutMilliseconds: mayBlock ? -1 : 0)
-        if mayBlock {
-            waitingFlag.store(false, ordering: .releasing)
-            wakeUps.wrappingAdd(1, ordering: .relaxed)
-            inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
+    /// Carries out a sleep decision in the kernel. Only the system clock
+    /// arms the kernel's timer: a manual clock wakes the loop when advanced.
+    private func wait(_ plan: WaitPlan, clock: LoopClock, into events: inout [ReadinessEvent]) {
+        guard case .block(let wake) = plan else {
+            collect(into: &events, timeoutMilliseconds: 0)
+            return
         }
+        if case .system = clock { timerFD.arm(at: wake?.nanoseconds) }
+        waitingFlag.store(true, ordering: .releasing)
+        collect(into: &events, timeoutMilliseconds: -1)
+        waitingFlag.store(false, ordering: .releasing)
+        wakeUps.wrappingAdd(1, ordering: .relaxed)
+        inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
         // The wake-up eventfd is edge-triggered and never drained: a write
         // that lands after the loop woke for another reason (a waker writes
         // after releasing the inbox) costs one early return from a later
