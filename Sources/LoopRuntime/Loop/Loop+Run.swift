@@ -88,7 +88,7 @@ extension Loop {
             // someone would see the difference.
             var sourceAlreadyReady = false
             if !mustNotBlock && watchesWaiting {
-                collect(into: &events, timeoutMilliseconds: 0)
+                backend.poll(into: &events)
                 sourceAlreadyReady = events.contains { $0.token > Loop.mainQueueToken }
             }
             let notifyWaiting = !mustNotBlock && !sourceAlreadyReady
@@ -102,7 +102,6 @@ extension Loop {
             // is never looked at: without a deadline, timers or a manual
             // clock nothing below reads it.
             if deadline != nil || clockIsManual || items.hasTimers { now = clock.now() }
-            for e in events where e.token == Loop.timerToken { timerFD.drain() }
             fireDueTimers(items, clock: clock, now: now)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
@@ -202,16 +201,14 @@ extension Loop {
         }
     }
 
-    /// Carries out a sleep decision in the kernel. Only the system clock
-    /// arms the kernel's timer: a manual clock wakes the loop when advanced.
+    /// Carries out a sleep decision through the backend.
     private func wait(_ plan: WaitPlan, clock: LoopClock, into events: inout [ReadinessEvent]) {
         guard case .block(let wake) = plan else {
-            collect(into: &events, timeoutMilliseconds: 0)
+            backend.poll(into: &events)
             return
         }
-        if case .system = clock { timerFD.arm(at: wake?.nanoseconds) }
         waitingFlag.store(true, ordering: .releasing)
-        collect(into: &events, timeoutMilliseconds: -1)
+        backend.wait(until: wake, on: clock, into: &events)
         waitingFlag.store(false, ordering: .releasing)
         wakeUps.wrappingAdd(1, ordering: .relaxed)
         inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
@@ -219,14 +216,6 @@ extension Loop {
         // that lands after the loop woke for another reason (a waker writes
         // after releasing the inbox) costs one early return from a later
         // wait, never a stream of them.
-    }
-
-    func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
-        do {
-            try epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { events.append($0) }
-        } catch {
-            fatalError("epoll_wait failed on a loop's own descriptor: \(error)")
-        }
     }
 
     /// Fires the mode's timers due at the pass's instant `now`, earliest
@@ -312,17 +301,17 @@ extension Loop {
             if !interest.isEmpty { wanted[s.token] = (s, interest) }
         }
         for (token, reg) in registered where wanted[token] == nil {
-            epoll.remove(reg.source.fd)
+            backend.unwatch(reg.source.fd)
             registered[token] = nil
         }
         for (token, want) in wanted {
             do {
                 if let have = registered[token] {
                     if have.interest != want.interest {
-                        try epoll.modify(want.source.fd, interest: want.interest, token: token)
+                        try backend.rewatch(want.source.fd, interest: want.interest, token: token)
                     }
                 } else {
-                    try epoll.add(want.source.fd, interest: want.interest, token: token)
+                    try backend.watch(want.source.fd, interest: want.interest, token: token)
                 }
                 registered[token] = want
             } catch {
