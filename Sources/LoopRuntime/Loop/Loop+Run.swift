@@ -57,11 +57,12 @@ extension Loop {
 
     /// The passes of one run. Each pass reads its clock once, as step 9
     /// begins (after the wait and its afterWaiting notification): firing the
-    /// due timers, the timeout check of step 10 and the next pass's decision
-    /// whether it may block all use that instant (the run's first pass uses
-    /// the one read at entry). Only a repeating timer reads the clock again,
-    /// after its handler, to find its next grid point (R13). A pass that
-    /// nothing times (no deadline, no timers, the system clock) reads nothing.
+    /// due timers and the next pass's decision whether it may block use that
+    /// instant (the run's first pass uses the one read at entry). Only a
+    /// repeating timer reads the clock again, after its handler, to find its
+    /// next grid point (R13), and a run with a timeout reads it as the pass
+    /// ends, for step 10. A pass that nothing times (no timeout, no timers,
+    /// the system clock) reads nothing.
     private func runPasses(_ items: ModeItems, clock: LoopClock, start: LoopInstant, deadline: LoopInstant?,
                            returnAfterSourceHandled: Bool) -> RunResult {
         let mode = items.mode
@@ -99,15 +100,20 @@ extension Loop {
             }
 
             // Step 9: what woke us, at this pass's instant. A stale instant
-            // is never looked at: without a deadline, timers or a manual
-            // clock nothing below reads it.
-            if deadline != nil || clockIsManual || items.hasTimers { now = clock.now() }
+            // is never looked at: without timers or a manual clock nothing
+            // below reads it but the timeout, which reads its own.
+            if clockIsManual || items.hasTimers { now = clock.now() }
             fireDueTimers(items, clock: clock, now: now)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
 
             if handledSource && returnAfterSourceHandled { return .handledSource }
-            if let deadline, now >= deadline { return .timedOut }
+            // The timeout as the pass ends, as CF checks it: handlers of this
+            // pass that ran past it end the run now, not after another pass.
+            if let deadline {
+                now = clock.now()
+                if now >= deadline { return .timedOut }
+            }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
                 let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
                 return (isStoppedLocked, empty)
