@@ -79,7 +79,7 @@ import Testing
     @Test func R19_aLateWakeUpWriteDoesNotLeaveTheLoopSpinning() {
         let (worker, loop) = runningLoop("r19-late") { loop in
             loop.add(keepAlive(), forMode: .default)
-            loop.wakeFD.signal()  // what a late writer leaves behind
+            loop.backend.wake()  // what a late writer leaves behind: a write of the wake-up eventfd
         }
         #expect(waitUntilSleeping(loop))
         #expect(loopStaysAsleep(loop))

@@ -23,7 +23,7 @@ extension Loop {
             kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
         for s in scheduled { s.scheduleHandler?(self, mode) }
     }
 
@@ -56,7 +56,7 @@ extension Loop {
             for m in targetsLocked(mode) where modeItemsLocked(m).add(source) { added.append(m) }
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
         for m in added { source.scheduleHandler?(self, m) }
     }
 
@@ -93,7 +93,7 @@ extension Loop {
             kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
     }
 
     func remove(_ source: KernelSource, forMode mode: Mode) {
@@ -122,7 +122,7 @@ extension Loop {
             kernelSetDirty.store(true, ordering: .releasing)
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
     }
 
     // MARK: timers
@@ -141,7 +141,7 @@ extension Loop {
             for m in targetsLocked(mode) { modeItemsLocked(m).add(timer) }
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
     }
 
     /// Removes a timer from `mode`; it stays valid and can be added again.
@@ -167,7 +167,7 @@ extension Loop {
             for items in modes.values where items.contains(timer) { items.timerHeap.push(entry) }
             return wakeIfSleepingLocked()
         }
-        if write { wakeFD.signal() }
+        if write { backend.wake() }
     }
 
     /// The next fire date of the timers of `mode` (CFRunLoopGetNextTimerFireDate),
@@ -244,9 +244,9 @@ extension Loop {
         }
     }
 
-    /// Takes `source` out of the epoll set now. Lock held.
+    /// Takes `source` out of the kernel's set now. Lock held.
     func unregisterLocked(_ source: KernelSource) {
-        if registered.removeValue(forKey: source.token) != nil { epoll.remove(source.fd) }
+        if registered.removeValue(forKey: source.token) != nil { backend.unwatch(source.fd) }
     }
 
     /// The thread exited: drop every item, so sources release their loops and

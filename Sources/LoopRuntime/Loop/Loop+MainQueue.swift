@@ -7,9 +7,9 @@ extension Loop {
         let fd = DispatchMainQueue.descriptor
         guard fd >= 0 else { return }  // dispatchMain() owns the main queue
         if watched {
-            do { try epoll.add(fd, interest: .readable, token: Loop.mainQueueToken) } catch { return }
+            do { try backend.watch(fd, interest: .readable, token: Loop.mainQueueToken) } catch { return }
         } else {
-            epoll.remove(fd)
+            backend.unwatch(fd)
         }
         mainQueueRegistered = watched
     }

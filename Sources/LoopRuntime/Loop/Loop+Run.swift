@@ -19,7 +19,8 @@ extension Loop {
         precondition(LoopRegistry.shared.currentLoop() === self, "a Loop runs only on its own thread (R2)")
         precondition(mode != .common, "run a real mode; .common only names the common set")
         let clock = self.clock
-        let deadline = timeout.map { clock.now().advanced(by: $0) }
+        let start = clock.now()
+        let deadline = timeout.map { start.advanced(by: $0) }
 
         lock.lock()
         let items: ModeItems
@@ -43,7 +44,8 @@ extension Loop {
         }
 
         notify(.entry, items)
-        let result = runPasses(items, clock: clock, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+        let result = runPasses(items, clock: clock, start: start, deadline: deadline,
+                               returnAfterSourceHandled: returnAfterSourceHandled)
         notify(.exit, items)
         return result
     }
@@ -53,9 +55,19 @@ extension Loop {
         run(mode: .default, timeout: nil)
     }
 
-    private func runPasses(_ items: ModeItems, clock: LoopClock, deadline: LoopInstant?,
+    /// The passes of one run. Each pass reads its clock once, as step 9
+    /// begins (after the wait and its afterWaiting notification): firing the
+    /// due timers and the next pass's decision whether it may block use that
+    /// instant (the run's first pass uses the one read at entry). Only a
+    /// repeating timer reads the clock again, after its handler, to find its
+    /// next grid point (R13), and a run with a timeout reads it as the pass
+    /// ends, for step 10. A pass that nothing times (no timeout, no timers,
+    /// the system clock) reads nothing.
+    private func runPasses(_ items: ModeItems, clock: LoopClock, start: LoopInstant, deadline: LoopInstant?,
                            returnAfterSourceHandled: Bool) -> RunResult {
         let mode = items.mode
+        var now = start
+        let clockIsManual = if case .manual = clock { true } else { false }
         if lock.withLock({ isStoppedLocked }) { return .stopped }  // stopped by an entry observer
         var events: [ReadinessEvent] = []
         events.reserveCapacity(16)
@@ -68,7 +80,7 @@ extension Loop {
             if handledSource { runBlocks(mode: mode) }
 
             rebuildEpollSetIfNeeded(items)
-            let mustNotBlock = handledSource || deadline.map { clock.now() >= $0 } ?? false
+            let mustNotBlock = handledSource || deadline.map { now >= $0 } ?? false
             let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
             events.removeAll(keepingCapacity: true)
 
@@ -77,24 +89,31 @@ extension Loop {
             // someone would see the difference.
             var sourceAlreadyReady = false
             if !mustNotBlock && watchesWaiting {
-                collect(into: &events, timeoutMilliseconds: 0)
+                backend.poll(into: &events)
                 sourceAlreadyReady = events.contains { $0.token > Loop.mainQueueToken }
             }
             let notifyWaiting = !mustNotBlock && !sourceAlreadyReady
             if !sourceAlreadyReady {
                 if notifyWaiting { notify(.beforeWaiting, items) }
-                sleep(into: &events, items: items, clock: clock, deadline: deadline, poll: mustNotBlock)
+                sleep(into: &events, items: items, clock: clock, now: now, deadline: deadline, poll: mustNotBlock)
                 if notifyWaiting { notify(.afterWaiting, items) }
             }
 
-            // Step 9: what woke us.
-            for e in events where e.token == Loop.timerToken { timerFD.drain() }
-            fireDueTimers(items, clock: clock)
+            // Step 9: what woke us, at this pass's instant. A stale instant
+            // is never looked at: without timers or a manual clock nothing
+            // below reads it but the timeout, which reads its own.
+            if clockIsManual || items.hasTimers { now = clock.now() }
+            fireDueTimers(items, clock: clock, now: now)
             if handleKernelEvents(events, items: items, single: returnAfterSourceHandled) { handledSource = true }
             runBlocks(mode: mode)
 
             if handledSource && returnAfterSourceHandled { return .handledSource }
-            if let deadline, clock.now() >= deadline { return .timedOut }
+            // The timeout as the pass ends, as CF checks it: handlers of this
+            // pass that ran past it end the run now, not after another pass.
+            if let deadline {
+                now = clock.now()
+                if now >= deadline { return .timedOut }
+            }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
                 let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
                 return (isStoppedLocked, empty)
@@ -140,93 +159,77 @@ extension Loop {
     }
 
     /// Sleeps until a descriptor is ready, the next timer wake-up, the run's
-    /// deadline, or a wake-up; with `poll`, only looks.
+    /// deadline, or a wake-up; with `poll`, only looks. `now` is the pass's
+    /// instant: with a manual clock, an advance since it was read has asked
+    /// for a wake-up, so this pass will not block on an older instant.
     private func sleep(into events: inout [ReadinessEvent], items: ModeItems, clock: LoopClock,
-                       deadline: LoopInstant?, poll: Bool) {
+                       now: LoopInstant, deadline: LoopInstant?, poll: Bool) {
         if !poll, spinNanoseconds.load(ordering: .relaxed) > 0, case .system = clock,
            spinBeforeSleep(into: &events, items: items, deadline: deadline) {
             return  // descriptors became ready while spinning: handle them, no sleep
         }
+        let plan = decideWait(items: items, clock: clock, now: now, deadline: deadline, poll: poll)
+        wait(plan, clock: clock, into: &events)
+    }
+
+    /// Gathers the facts of the sleep decision under the lock, takes the
+    /// decision (`WaitFacts.plan`) and, when it is to block, marks the loop
+    /// asleep in the inbox before the lock is released.
+    private func decideWait(items: ModeItems, clock: LoopClock, now: LoopInstant, deadline: LoopInstant?,
+                            poll: Bool) -> WaitPlan {
         lock.lock()
+        defer { lock.unlock() }
         let mode = items.mode
+        var facts = WaitFacts(now: now)
+        facts.clockIsManual = if case .manual = clock { true } else { false }
+        facts.mustNotBlock = poll
+        facts.stopped = isStoppedLocked
         // A version-1 source added (or re-aimed) since this pass rebuilt the
         // epoll set is not in it yet: poll, so the next pass watches it.
-        var mayBlock = !poll && !isStoppedLocked && !kernelSetDirty.load(ordering: .acquiring)
-        var wake: LoopInstant? = nil
-        if mayBlock {
-            if let first = items.timerHeap.liveTop(isLive: items.isLive) {
-                let firstWindow = first.timer.window()
-                if let (fireDate, tolerance) = firstWindow, tolerance == .zero {
-                    // The earliest timer allows no slack, so no other timer
-                    // can move the wake-up (what `wakeInstant` would find,
-                    // without collecting and sorting the windows): R14.
-                    wake = deadline.map { min($0, fireDate) } ?? fireDate
-                } else {
-                    // Only timers due before the first one's window closes can share its wake-up.
-                    let limit = first.deadline.advanced(by: firstWindow?.1 ?? .zero)
-                    var windows: [(LoopInstant, Duration)] = []
-                    for e in items.timerHeap.entries(notAfter: limit) where items.isLive(e) {
-                        if let w = e.timer.window() { windows.append(w) }
-                    }
-                    wake = wakeInstant(windows: windows, runDeadline: deadline)
-                }
-            } else {
-                wake = deadline
-            }
-            // A manual clock never moves by itself (advancing it wakes us), so
-            // a wake-up already due means poll. Decided before the inbox says
-            // `asleep`: a poll must not leave the loop marked asleep, or wakers
-            // would write the eventfd for an awake loop.
-            if case .manual(let manual) = clock, let wake, wake <= manual.now() { mayBlock = false }
+        facts.kernelSetChanged = kernelSetDirty.load(ordering: .acquiring)
+        if facts.mayBlockBeforeTimers {
+            facts.wake = items.timerHeap.wake(isLive: items.isLive, runDeadline: deadline)
         }
-        // The inbox decides last, inside the lock: a block queued or a
-        // wake-up asked for before this point keeps the loop awake; one
-        // after it finds the loop `asleep` and writes the eventfd. Blocks it
-        // finds are taken for step 10 while the lock is held anyway.
+        // Blocks the inbox holds when the loop does not block are taken for
+        // step 10 while the lock is held anyway.
         let isCommon = isCommonModeLocked(mode)
         let carry = carriedBlocks.isEmpty
-        mayBlock = inbox.withLock { box in
-            let queued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
-            let requested = box.takeWakeRequest()
-            let block = mayBlock && !requested && !queued
-            if block {
+        return inbox.withLock { box in
+            facts.blocksQueued = box.hasBlocks(for: mode, modeIsCommon: isCommon)
+            facts.wakeRequested = box.takeWakeRequest()
+            let plan = facts.plan
+            if case .block = plan {
                 box.waiting = .asleep(signalled: false)
-            } else if queued && carry {
+            } else if facts.blocksQueued && carry {
                 swap(&carriedBlocks, &box.blocks)
             }
-            return block
+            return plan
         }
-        lock.unlock()
+    }
 
-        if mayBlock, case .system = clock { timerFD.arm(at: wake?.nanoseconds) }
-        if mayBlock { waitingFlag.store(true, ordering: .releasing) }
-        collect(into: &events, timeoutMilliseconds: mayBlock ? -1 : 0)
-        if mayBlock {
-            waitingFlag.store(false, ordering: .releasing)
-            wakeUps.wrappingAdd(1, ordering: .relaxed)
-            inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
+    /// Carries out a sleep decision through the backend.
+    private func wait(_ plan: WaitPlan, clock: LoopClock, into events: inout [ReadinessEvent]) {
+        guard case .block(let wake) = plan else {
+            backend.poll(into: &events)
+            return
         }
+        waitingFlag.store(true, ordering: .releasing)
+        backend.wait(until: wake, on: clock, into: &events)
+        waitingFlag.store(false, ordering: .releasing)
+        wakeUps.wrappingAdd(1, ordering: .relaxed)
+        inbox.withLock { $0.waiting = .awake(wakeRequested: false) }
         // The wake-up eventfd is edge-triggered and never drained: a write
         // that lands after the loop woke for another reason (a waker writes
         // after releasing the inbox) costs one early return from a later
         // wait, never a stream of them.
     }
 
-    func collect(into events: inout [ReadinessEvent], timeoutMilliseconds: Int32) {
-        do {
-            try epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { events.append($0) }
-        } catch {
-            fatalError("epoll_wait failed on a loop's own descriptor: \(error)")
-        }
-    }
-
-    /// Fires the mode's timers due now, earliest first; equal deadlines
-    /// in creation order. Timers that come due while these run wait for the
-    /// next pass (R12). A mode without timers costs neither the lock nor a
-    /// clock read.
-    private func fireDueTimers(_ items: ModeItems, clock: LoopClock) {
+    /// Fires the mode's timers due at the pass's instant `now`, earliest
+    /// first; equal deadlines in creation order. Timers that come due while
+    /// these run wait for the next pass (R12). A mode without timers costs
+    /// no lock.
+    private func fireDueTimers(_ items: ModeItems, clock: LoopClock, now: LoopInstant) {
         guard items.hasTimers else { return }
-        let now = clock.now()
         // The loop's spare list, taken (a nested run in a handler finds it
         // empty and makes its own) and handed back emptied: no allocation
         // per pass.
@@ -246,7 +249,10 @@ extension Loop {
             let timer = entry.timer
             guard timer.isCurrent(entry), lock.withLock({ items.contains(timer) }) else { continue }
             callout { timer.handler(timer) }
-            if timer.advanceAfterFiring(firedDate: entry.deadline, now: clock.now()) {
+            // The next grid point is the first after the handler returns, so
+            // a handler that overran does not fire again to catch up (R13):
+            // the one read of the clock that the pass's instant cannot serve.
+            if timer.advanceAfterFiring(firedDate: entry.deadline, now: { clock.now() }) {
                 lock.withLock {
                     guard let next = timer.heapEntry() else { return }
                     for m in modes.values where m.contains(timer) { m.timerHeap.push(next) }
@@ -301,17 +307,17 @@ extension Loop {
             if !interest.isEmpty { wanted[s.token] = (s, interest) }
         }
         for (token, reg) in registered where wanted[token] == nil {
-            epoll.remove(reg.source.fd)
+            backend.unwatch(reg.source.fd)
             registered[token] = nil
         }
         for (token, want) in wanted {
             do {
                 if let have = registered[token] {
                     if have.interest != want.interest {
-                        try epoll.modify(want.source.fd, interest: want.interest, token: token)
+                        try backend.rewatch(want.source.fd, interest: want.interest, token: token)
                     }
                 } else {
-                    try epoll.add(want.source.fd, interest: want.interest, token: token)
+                    try backend.watch(want.source.fd, interest: want.interest, token: token)
                 }
                 registered[token] = want
             } catch {

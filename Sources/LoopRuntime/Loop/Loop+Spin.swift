@@ -74,7 +74,7 @@ extension Loop {
             if monotonicNanoseconds() >= end { break }
             round &+= 1
             if round & 3 == 0 {
-                collect(into: &events, timeoutMilliseconds: 0)
+                backend.poll(into: &events)
                 if !events.isEmpty {
                     ready = true
                     break
@@ -91,7 +91,7 @@ extension Loop {
         }
         // Poked: work is queued (or a wake-up asked for). This pass would
         // only poll, so poll here and skip the sleep decision.
-        if poked { collect(into: &events, timeoutMilliseconds: 0) }
+        if poked { backend.poll(into: &events) }
         return poked || ready
     }
 }

@@ -8,14 +8,14 @@ import Glibc  // pid_t
 ///
 /// Each thread has at most one loop (`Loop.current`, R1); it runs only when
 /// its thread calls `run` (R2), watching the sources and timers of one mode
-/// at a time (R4) and sleeping in `epoll_wait` when there is nothing to do.
+/// at a time (R4) and sleeping in the kernel (`LoopBackend`: epoll) when
+/// there is nothing to do.
 /// Every method is safe to call from any thread; sources, timers, observers
 /// and blocks run only on the loop's own thread.
 public final class Loop: @unchecked Sendable {
     // MARK: immutable after init, any thread
-    let epoll: Epoll
-    let wakeFD: EventFD
-    let timerFD: TimerFD
+    /// Where the loop watches its descriptors, sleeps, and is woken.
+    let backend: any LoopBackend
     /// Kernel thread id of the thread this loop belongs to.
     let threadID: pid_t
     /// Whether this is the main thread's loop (it serves the Dispatch main queue, R27).
@@ -94,18 +94,10 @@ public final class Loop: @unchecked Sendable {
     static let timerToken: UInt64 = 2
     static let mainQueueToken: UInt64 = 3
 
-    init(threadID: pid_t, isMain: Bool) throws(PlatformError) {
+    init(threadID: pid_t, isMain: Bool, backend: any LoopBackend) {
         self.threadID = threadID
         self.isMain = isMain
-        epoll = try Epoll()
-        wakeFD = try EventFD()
-        timerFD = try TimerFD()
-        // Edge-triggered: every write is one event, and the counter is never
-        // read back, which saves a read(2) per wake-up. Wakers write at most
-        // once per sleep, so the 64-bit counter cannot saturate (a saturated
-        // counter would stop producing edges).
-        try epoll.add(wakeFD.fd, interest: .readable, token: Loop.wakeToken, edgeTriggered: true)
-        try epoll.add(timerFD.fd, interest: .readable, token: Loop.timerToken)
+        self.backend = backend
         lastTurnStamp.store(coarseMonotonicNanoseconds(), ordering: .relaxed)
     }
 
@@ -172,7 +164,7 @@ public final class Loop: @unchecked Sendable {
     func deliver(_ wake: Inbox.Wake) {
         switch wake {
         case .nothing: break
-        case .signal: wakeFD.signal()
+        case .signal: backend.wake()
         case .poke: spinPoke.store(true, ordering: .releasing)
         }
     }

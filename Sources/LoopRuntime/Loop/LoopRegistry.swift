@@ -51,10 +51,21 @@ final class LoopRegistry: @unchecked Sendable {
 
     private func makeLoop(tid: pid_t) -> Loop {
         do {
-            return try Loop(threadID: tid, isMain: tid == processID())
+            return Loop(threadID: tid, isMain: tid == processID(), backend: try KernelBackend())
         } catch {
             fatalError("cannot create a run loop: \(error)")
         }
+    }
+
+    /// Makes the calling thread's loop over `backend` instead of the
+    /// kernel's: how tests play the kernel. The thread must have no loop yet.
+    func makeCurrentLoop(backend: any LoopBackend) -> Loop {
+        precondition(currentLoopIfAny() == nil, "this thread has a loop already")
+        let tid = currentThreadID()
+        let loop = Loop(threadID: tid, isMain: tid == processID(), backend: backend)
+        lock.withLock { loops[tid] = loop }
+        adopt(loop)
+        return loop
     }
 
     /// Stores the loop in the thread's slot, so the thread's exit tears it down.

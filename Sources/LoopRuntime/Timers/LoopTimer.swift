@@ -131,9 +131,10 @@ public final class LoopTimer: @unchecked Sendable {
     }
 
     /// After the handler ran: a repeating timer moves to the first grid point
-    /// after `now` (R13); a one-shot one is spent (R15). Returns whether it
-    /// stays scheduled.
-    func advanceAfterFiring(firedDate: LoopInstant, now: LoopInstant) -> Bool {
+    /// after `now()` (R13); a one-shot one is spent (R15), and one the handler
+    /// rescheduled keeps its new date: neither reads the clock. Returns
+    /// whether it stays scheduled.
+    func advanceAfterFiring(firedDate: LoopInstant, now: () -> LoopInstant) -> Bool {
         lock.withLock {
             guard state.valid else { return false }
             // A handler may have moved the fire date itself: keep its choice.
@@ -144,8 +145,9 @@ public final class LoopTimer: @unchecked Sendable {
                 return false
             }
             var next = firedDate.nanoseconds
-            if now.nanoseconds >= next {
-                let missed = (now.nanoseconds - next) / step + 1
+            let now = now().nanoseconds
+            if now >= next {
+                let missed = (now - next) / step + 1
                 let (n, overflow) = next.addingReportingOverflow(missed &* step)
                 next = overflow ? UInt64.max : n
             }

@@ -25,3 +25,27 @@ func wakeInstant(windows: [(LoopInstant, Duration)], runDeadline: LoopInstant?) 
     case let (nil, d): return d
     }
 }
+
+extension TimerHeap {
+    /// When a loop must wake for this heap's timers and the run's deadline:
+    /// `wakeInstant` over the windows that can share the first timer's
+    /// wake-up (R14). `isLive` says which entries still stand (the others
+    /// are dropped from the top, as `liveTop` does).
+    mutating func wake(isLive: (Entry) -> Bool, runDeadline: LoopInstant?) -> LoopInstant? {
+        guard let first = liveTop(isLive: isLive) else { return runDeadline }
+        let firstWindow = first.timer.window()
+        if let (fireDate, tolerance) = firstWindow, tolerance == .zero {
+            // The earliest timer allows no slack, so no other timer can move
+            // the wake-up: what `wakeInstant` would find, without collecting
+            // and sorting the windows.
+            return runDeadline.map { min($0, fireDate) } ?? fireDate
+        }
+        // Only timers due before the first one's window closes can share its wake-up.
+        let limit = first.deadline.advanced(by: firstWindow?.1 ?? .zero)
+        var windows: [(LoopInstant, Duration)] = []
+        for e in entries(notAfter: limit) where isLive(e) {
+            if let w = e.timer.window() { windows.append(w) }
+        }
+        return wakeInstant(windows: windows, runDeadline: runDeadline)
+    }
+}
