@@ -233,6 +233,16 @@ def main() -> int:
             check("a job submitted through loopctl appears live", d.execute_script("return window.notReloaded === true"))
         except TimeoutError as e:
             check("a job submitted through loopctl appears live", False, str(e))
+        # The latest jobs are the newest, newest first, however many there are.
+        burst = [s.loopctl("submit", "--no-wait", "printf", f"burst {i}").stdout.strip().splitlines()[-1]
+                 for i in range(15)]
+        try:
+            rows = wait_until("the burst on the overview", lambda: (lambda r: r if r and burst[-1] in r[0] else None)(
+                [row.text for row in d.find_elements(By.XPATH, "//section[h2='Latest jobs']//tbody/tr")]))
+            check("the overview lists the newest jobs, newest first",
+                  len(rows) == 12 and all(burst[-1 - i] in rows[i] for i in range(12)), str(rows[:3]))
+        except TimeoutError as e:
+            check("the overview lists the newest jobs, newest first", False, str(e))
         d.save_screenshot(os.path.join(args.screenshots, "overview-1280.png"))
 
         # A job's page: arguments and output.

@@ -26,39 +26,62 @@ public final class DaemonView: Sendable {
         var workers: [WorkerInfo]
         var stats: DaemonStats
         var running: [JobStatus]
-        /// The latest jobs submitted in the last `recentWindow`, newest first.
-        var recent: [JobStatus]
+        /// The latest jobs, newest first.
+        var recent: LatestJobs
         var charts: ChartSeries
         var range: ChartRange
     }
 
-    /// How far back the overview's recent jobs go, and how many it shows.
-    static let recentWindow: TimeInterval = 15 * 60
+    /// The newest jobs submitted within a window.
+    struct LatestJobs: Sendable {
+        var jobs: [JobStatus]
+        /// The window they were looked for in (seconds).
+        var window: TimeInterval
+        /// False when the window held more jobs than were read: the list
+        /// is then the latest of those read, and may miss newer ones.
+        var isComplete: Bool
+    }
+
+    /// How many jobs the overview lists, and the windows it looks in for
+    /// them, narrowest first.
     static let recentCount = 12
+    static let recentWindows: [TimeInterval] = [1, 10, 60, 15 * 60]
 
     func overview(range: ChartRange) async throws -> Overview {
         async let workers = client.workers()
         async let stats = client.stats()
         async let running = client.jobs(JobsQuery(states: [.running], limit: 100))
-        async let recent = latestJobs(since: Date().addingTimeInterval(-Self.recentWindow), count: Self.recentCount)
+        async let recent = latestJobs(count: Self.recentCount)
         let charts = ChartSeries(history.withLock { $0.samples(range) })
         return try await Overview(workers: workers, stats: stats, running: running.jobs, recent: recent,
                                   charts: charts, range: range)
     }
 
-    /// The newest `count` jobs submitted since `since`, newest first: the
-    /// list is in submission order, so its pages are read to the end (at
-    /// most `maxPages` of them).
-    func latestJobs(since: Date, count: Int, maxPages: Int = 10) async throws -> [JobStatus] {
-        var query = JobsQuery(submittedSinceUnixMs: Int64(since.timeIntervalSince1970 * 1000), limit: JobsQuery.maxLimit)
-        var kept: [JobStatus] = []
-        for _ in 0..<maxPages {
-            let page = try await client.jobs(query)
-            kept = Array((kept + page.jobs).suffix(count))
-            guard let next = page.nextCursor else { break }
-            query.cursor = next
+    /// The newest `count` jobs, newest first. loopd lists jobs oldest first,
+    /// so the list is read to its end: first over the last second, then
+    /// wider windows until one holds `count` jobs or the widest is read. A
+    /// narrow window first keeps a busy daemon's answer small; at most
+    /// `maxPages` pages are read in any window.
+    func latestJobs(count: Int, maxPages: Int = 3, now: Date = Date()) async throws -> LatestJobs {
+        var found = LatestJobs(jobs: [], window: 0, isComplete: true)
+        for window in Self.recentWindows {
+            var query = JobsQuery(submittedSinceUnixMs: Int64((now.timeIntervalSince1970 - window) * 1000),
+                                  limit: JobsQuery.maxLimit)
+            var kept: [JobStatus] = []
+            var complete = false
+            for _ in 0..<maxPages {
+                let page = try await client.jobs(query)
+                kept = Array((kept + page.jobs).suffix(count))
+                guard let next = page.nextCursor else {
+                    complete = true
+                    break
+                }
+                query.cursor = next
+            }
+            found = LatestJobs(jobs: kept.reversed(), window: window, isComplete: complete)
+            if kept.count >= count || !complete { break }
         }
-        return kept.reversed()
+        return found
     }
 
     func jobs(_ query: JobsQuery) async throws -> JobsPage { try await client.jobs(query) }

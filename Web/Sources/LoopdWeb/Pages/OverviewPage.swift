@@ -24,8 +24,10 @@ enum OverviewPage {
             }, empty: "Nothing runs.")
         let recent = Layout.table(
             caption: "Latest jobs", head: ["Job", "State", "Action", "Worker", "Submitted", "Ran"],
-            rows: o.recent.map(JobsListPage.row), empty: "No job in the last 15 minutes.")
-        return "\(totals)\(charts(o.charts, range: o.range))\(workers)\(running)\(recent)"
+            rows: o.recent.jobs.map(JobsListPage.row), empty: "No job in the last 15 minutes.")
+        let partial: HTML = o.recent.isComplete ? ""
+            : "<p class=\"empty\">More jobs were submitted in the last \(Int(o.recent.window)) s than were read: newer ones may be missing.</p>"
+        return "\(totals)\(charts(o.charts, range: o.range))\(workers)\(running)\(recent)\(partial)"
     }
 
     static func worker(row w: WorkerInfo, context: PageContext) -> HTML {
