@@ -26,6 +26,8 @@ let package = Package(
             name: "LoopdWeb",
             dependencies: [
                 .product(name: "LoopdClient", package: "loopd"),
+                // Its user database: the name of the uid that submitted a job.
+                .product(name: "LoopPlatform", package: "loopd"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

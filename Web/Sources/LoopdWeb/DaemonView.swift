@@ -90,8 +90,6 @@ public final class DaemonView: Sendable {
 
     func schedules() async throws -> [ScheduleInfo] { try await client.schedules() }
 
-    func identity() async throws -> Pong { try await client.ping() }
-
     /// Reads the figures once into the history.
     func sample() async throws {
         async let stats = client.stats()

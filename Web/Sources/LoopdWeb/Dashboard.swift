@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import LoopdClient
+import LoopPlatform
 
 /// The dashboard's HTTP routes over a `DaemonView`.
 ///
@@ -117,7 +118,7 @@ public struct Dashboard: Sendable {
             case _ where path.hasPrefix("/jobs/"):
                 let id = String(path.dropFirst("/jobs/".count))
                 let job = try await daemon.job(id)
-                return (.ok, "Job \(id)", "Job <span class=\"mono\">\(id)</span>", JobPage.live(job, context: context, owner: job.submittedBy.flatMap(UserNames.name)))
+                return (.ok, "Job \(id)", "Job <span class=\"mono\">\(id)</span>", JobPage.live(job, context: context, owner: job.submittedBy.flatMap(Self.userName)))
             default:
                 return (.notFound, "Not found", "Not found", "<p>No page is at \(path).</p>")
             }
@@ -303,6 +304,12 @@ public struct Dashboard: Sendable {
     static func sameOrigin(_ origin: String, host: String?) -> Bool {
         guard let host else { return false }
         return origin == "http://\(host)" || origin == "https://\(host)"
+    }
+
+    /// The name of `uid` on this host (loopd and the dashboard share one), if it has one.
+    static func userName(_ uid: Int64) -> String? {
+        guard let id = UInt32(exactly: uid), case .success(let account) = UserDatabase.account(ofUID: id) else { return nil }
+        return account.name
     }
 
     // MARK: Responses

@@ -53,9 +53,6 @@ struct Histogram: Sendable, Equatable {
         return Histogram(bounds: bounds, counts: diff)
     }
 
-    /// The observations counted.
-    var total: Double { counts.last ?? 0 }
-
     /// The `q` quantile, interpolated linearly inside its bucket as
     /// Prometheus's `histogram_quantile` does; nil without observations.
     /// A quantile in the `+Inf` bucket is the highest finite bound.
