@@ -5,7 +5,7 @@ SWIFT ?= swift
 TOOLS_BIN := $(CURDIR)/.build/tools/bin
 export PATH := /opt/swift/usr/bin:$(PATH):$(TOOLS_BIN)
 
-.PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python test-web \
+.PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python test-web test-fleet \
 	check-words check-metrics docs bench bench-quick example consumer clean
 
 ## What each purpose needs, from .ci/packages/PURPOSE (each line says why),
@@ -37,11 +37,13 @@ run: setup
 	$(SWIFT) build -c release --product loopd
 	.build/release/loopd --config Config/loopd.toml
 
-## The whole suite, the web dashboard's, then again under ThreadSanitizer.
+## The whole suite, the web dashboard's, the fleet's (against a private
+## PostgreSQL), then again under ThreadSanitizer.
 test: setup-test
 	$(SWIFT) build --product loopdPackageTests
 	$(SWIFT) test --skip-build
 	$(MAKE) test-web
+	$(MAKE) test-fleet
 	$(MAKE) test-tsan
 
 test-tsan:
@@ -85,6 +87,16 @@ test-web: setup-test
 	bin="$$($(SWIFT) build --show-bin-path)" && $(WEB_VENV)/bin/python Tests/web/browser.py \
 		--loopd "$$bin/loopd" --loopctl "$$bin/loopctl" --web "$$($(WEB) --show-bin-path)/loopd-web" \
 		--screenshots .build/web-screenshots
+
+## The fleet's tests (Tests/fleet): loopd daemons sharing a PostgreSQL
+## database, a private cluster each test starts and removes
+## (Tests/fleet/pgcluster.py) from Debian's server taken out of its package
+## without its service (.ci/packages/test). They run the debug loopd and
+## loopctl that `make test` built (test-web builds them), and build nothing.
+## As root the cluster runs as nobody.
+test-fleet: setup-test
+	LOOPD_BIN=$(CURDIR)/.build/debug/loopd LOOPCTL_BIN=$(CURDIR)/.build/debug/loopctl \
+		python3 -m pytest -q -p no:cacheprovider Tests/fleet
 
 ## Tracked files name no ticket numbers and no paths outside the repository;
 ## the documentation speaks of the product, not of how the work was organised.
@@ -283,7 +295,7 @@ install: setup
 		"$$bin/loopctl" --generate-completion-script zsh >$(DESTDIR)$(ZSHCOMPDIR)/_loopctl && \
 		"$$bin/loopctl" --generate-completion-script fish >$(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
 	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/loopctl $(DESTDIR)$(ZSHCOMPDIR)/_loopctl $(DESTDIR)$(FISHCOMPDIR)/loopctl.fish
-	install -m 0644 docs/OPERATIONS.md docs/PROTOCOL.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/OPERATIONS.md docs/PROTOCOL.md docs/FLEET.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 Config/loopd.production.toml $(DESTDIR)$(DOCDIR)/loopd.production.toml
 	install -m 0644 Config/loopd.toml $(DESTDIR)$(DOCDIR)/loopd.reference.toml
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/loopd/loopd.toml ]; then \

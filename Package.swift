@@ -42,11 +42,13 @@ let package = Package(
             ],
             // Its async calls run on the caller's executor: no executor switch per request.
             swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]),
+        // libpq's header, its functions loaded with dlopen when [fleet] is configured (Fleet/PostgresConnection.swift).
+        .target(name: "CPostgres"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "LoopdCore",
             dependencies: [
-                "LoopRuntime", "LoopPlatform", "LoopdProtocol", "TOML", "CSystemd",
+                "LoopRuntime", "LoopPlatform", "LoopdProtocol", "TOML", "CSystemd", "CPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

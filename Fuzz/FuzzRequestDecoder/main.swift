@@ -80,6 +80,7 @@ private func encode(_ request: Request) -> String {
     case .inspect(let worker): members += [("op", "inspect"), ("worker", .string(worker))]
     case .mode(let worker, let mode): members += [("op", "mode"), ("worker", .string(worker)), ("mode", .string(mode))]
     case .schedules: members.append(("op", "schedules"))
+    case .fleet: members.append(("op", "fleet"))
     case .schedule(let command, let name): members += [("op", .string(command.rawValue)), ("schedule", .string(name))]
     case .wait(let job, let timeoutMs):
         members += [("op", "wait"), ("job", .string(job)), ("timeout_ms", timeoutMs.map { .integer($0) } ?? .null)]

@@ -22,7 +22,7 @@ public struct Loopctl: ParsableCommand {
         subcommands: [
             SubmitCommand.self, WaitCommand.self, StatusCommand.self, JobsCommand.self, CancelCommand.self,
             RetryCommand.self, DiscardCommand.self,
-            WorkersCommand.self, TopCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self,
+            WorkersCommand.self, TopCommand.self, InspectCommand.self, ModeCommand.self, SchedulesCommand.self, FleetCommand.self,
             StatsCommand.self, MetricsCommand.self, PingCommand.self,
         ])
 

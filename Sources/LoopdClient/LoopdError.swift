@@ -43,6 +43,9 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
         case expired
         /// `journal_unavailable`: a durable job could not be journaled.
         case journalUnavailable
+        /// `fleet_unavailable`: the fleet's database cannot be used from
+        /// that daemon, or it is in no fleet; the message says which.
+        case fleetUnavailable
         /// `shutting_down`: the daemon is stopping.
         case shuttingDown
         /// `busy`: the daemon has too many connections; it closed this one.
@@ -88,6 +91,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .cancelled: self = .cancelled
             case .expired: self = .expired
             case .journalUnavailable: self = .journalUnavailable
+            case .fleetUnavailable: self = .fleetUnavailable
             case .shuttingDown: self = .shuttingDown
             case .busy: self = .busy
             case .internal: self = .internal
@@ -117,6 +121,7 @@ public struct LoopdError: Error, Sendable, CustomStringConvertible {
             case .cancelled: .cancelled
             case .expired: .expired
             case .journalUnavailable: .journalUnavailable
+            case .fleetUnavailable: .fleetUnavailable
             case .shuttingDown: .shuttingDown
             case .busy: .busy
             case .internal: .internal

@@ -115,6 +115,17 @@ public final class Daemon: @unchecked Sendable {
         server.scheduler.replay(journal, finished: journal.recovered.finished)
         journal.releaseRecoveredJobs()
         server.startSchedules()
+        if let fleetConfig = config.fleet {
+            let fleet: FleetNode
+            do {
+                fleet = try FleetNode(config: fleetConfig, environment: environment, loop: loop, log: log,
+                                      metrics: FleetMetrics(registry: metricsRegistry)) { [unowned server] in server.laneListing() }
+            } catch {
+                throw DaemonError.fleet(error.description)
+            }
+            server.fleet = fleet
+            fleet.start()
+        }
         let listener = Listener(fd: fd, path: boundPath, server: server)
         server.listener = listener
         listener.attach(to: loop)
@@ -133,6 +144,7 @@ public final class Daemon: @unchecked Sendable {
             loop.run(mode: .default, timeout: nil)
         }
         loop.spinBeforeSleeping = spinBefore
+        server.fleet?.leave(within: .seconds(2))
         signals?.invalidate()
         // Job-end records the last batch held, whatever the level lets through below.
         log.flushHeld()
@@ -249,6 +261,8 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
     }
     /// The kernel's random generator could not be read for the job ids' key.
     case randomness(PlatformError)
+    /// `[fleet]` cannot be acted on: libpq is missing, or the connection settings are wrong.
+    case fleet(String)
 
     public var description: String {
         switch self {
@@ -256,6 +270,7 @@ public enum DaemonError: Error, Sendable, CustomStringConvertible {
         case .listen(let e): "cannot listen: \(e)"
         case .containment(let key, let reason): "cannot contain exec jobs as configured: \(key): \(reason)"
         case .randomness(let e): "cannot draw the job ids' key: \(e)"
+        case .fleet(let why): "cannot join the fleet: \(why)"
         }
     }
 }

@@ -32,6 +32,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case expired
     /// A durable job could not be written to the journal.
     case journalUnavailable = "journal_unavailable"
+    /// The fleet's database cannot be used from this node (unreachable, a
+    /// schema it does not know, its name held elsewhere), or the daemon is
+    /// in no fleet; the message says which. Local jobs are unaffected.
+    case fleetUnavailable = "fleet_unavailable"
     /// The daemon is stopping and accepts no new jobs.
     case shuttingDown = "shutting_down"
     /// The daemon has too many connections.

@@ -79,6 +79,8 @@ public enum Operation: Sendable, Equatable {
     case wait(job: String, timeoutMs: Int64?)
     /// Lists the configured schedules: when each fires, what it last did.
     case schedules
+    /// Lists the nodes of the daemon's fleet: state, heartbeat, lanes.
+    case fleet
     /// An administrator's request about one schedule.
     case schedule(ScheduleCommand, name: String)
     /// Submits ended jobs again, each as a new job linked to the old one.

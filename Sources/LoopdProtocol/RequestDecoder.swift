@@ -86,6 +86,7 @@ public enum RequestDecoder {
             result = .wait(job: try fields.requiredName("job"),
                            timeoutMs: try fields.optionalInteger("timeout_ms", in: 1...RequestLimits.maxWaitMs))
         case "schedules": result = .schedules
+        case "fleet": result = .fleet
         case "retry": result = .retry(try endedJobs(&fields, op: op))
         case "discard": result = .discard(try endedJobs(&fields, op: op))
         case let name where ScheduleCommand(rawValue: name) != nil:

@@ -46,6 +46,8 @@ struct ConfigFileTests {
         #expect(config.server.debugActions == false)
         #expect(config.limits.maxLineBytes == 65_536)
         #expect(config.workers == [DaemonConfig.Worker(name: "w1"), DaemonConfig.Worker(name: "w2")])
+        // The [fleet] table is shown commented out: a checkout is a host of its own.
+        #expect(config.fleet == nil)
 
         #expect(Set(config.actions.keys) == ["date", "uname", "printf"])
         var date = DaemonConfig.Exec(argv: ["/bin/date", "-u"])

@@ -55,7 +55,7 @@ public enum ConfigLoader {
 
     /// The top level: which tables exist, then each in turn.
     static func read(_ root: ConfigTable) throws(ConfigError) -> DaemonConfig {
-        try root.rejectUnknownKeys(allowed: ["server", "limits", "journal", "exec", "workers", "actions", "quotas", "schedules"])
+        try root.rejectUnknownKeys(allowed: ["server", "limits", "journal", "exec", "workers", "actions", "quotas", "schedules", "fleet"])
         var config = DaemonConfig()
         if let server = try root.table("server") { config.server = try readServer(server) }
         if let limits = try root.table("limits") { config.limits = try readLimits(limits) }
@@ -65,6 +65,7 @@ public enum ConfigLoader {
         if let quotas = try root.table("quotas") { config.quotas = try readQuotas(quotas) }
         if let actions = try root.table("actions") { config.actions = try readActions(actions) }
         if let schedules = try root.table("schedules") { config.schedules = try readSchedules(schedules, config) }
+        if let fleet = try root.table("fleet") { config.fleet = try readFleet(fleet) }
         return config
     }
 }

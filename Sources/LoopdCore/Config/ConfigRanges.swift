@@ -38,6 +38,11 @@ enum ConfigRanges {
     static let retentionFailedJobs: ClosedRange<Int64> = 0...10_000_000
     static let retentionFailedBytes: ClosedRange<Int64> = 0...68_719_476_736
 
+    /// `[fleet]`: from a tenth of a second to a minute between heartbeats.
+    static let heartbeatIntervalMs: ClosedRange<Int64> = 100...60_000
+    /// `[fleet]`: at most an hour of silence before a node is declared dead.
+    static let deadAfterMs: ClosedRange<Int64> = 300...3_600_000
+
     /// Each worker is a resident thread.
     static let workerCount: ClosedRange<Int> = 1...256
 

@@ -19,6 +19,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var actions: [String: Action] = [:]
     /// `[schedules.NAME]`: recurring jobs (DaemonConfig+Schedules.swift).
     public var schedules: [String: Schedule] = [:]
+    /// `[fleet]`: nil (no table) keeps every job on this host.
+    public var fleet: Fleet?
 
     /// The defaults every key documents (one worker, `w1`); `ConfigLoader` starts from these.
     public init() {}
@@ -244,6 +246,29 @@ public struct DaemonConfig: Sendable, Equatable {
         public var limitAddressSpaceBytes: Int64?
         /// An exec of `argv` with the documented defaults for everything else.
         public init(argv: [String]) { self.argv = argv }
+    }
+
+    /// `[fleet]`: this daemon as a node of a fleet sharing one PostgreSQL database.
+    public struct Fleet: Sendable, Equatable {
+        /// `database`: a libpq connection string (`host=db dbname=loopd`)
+        /// or URL (`postgresql://loopd@db/loopd?sslmode=verify-full`),
+        /// without a password: the file is world-readable.
+        public var database: String
+        /// `password_file`: the file whose first line is the database
+        /// password; nil: the systemd credential `fleet-password`, else
+        /// libpq's own (`~/.pgpass`, `PGPASSWORD`).
+        public var passwordFile: String?
+        /// `node`: this daemon's name in the fleet, unique across it; nil: the host's name.
+        public var node: String?
+        /// `heartbeat_interval_ms`: how often the node says it is alive.
+        public var heartbeatIntervalMs: Int64 = 2_000
+        /// `dead_after_ms`: a node silent this long is declared dead by the others.
+        public var deadAfterMs: Int64 = 15_000
+        /// `migrate`: whether the node brings an older schema up to date
+        /// itself (under an advisory lock); false: only `loopd --fleet-migrate` does.
+        public var migrate = true
+
+        public init(database: String) { self.database = database }
     }
 
     /// The `log_level` names, most severe first.

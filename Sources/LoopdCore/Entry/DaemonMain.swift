@@ -6,6 +6,7 @@ import LoopdProtocol
 public enum DaemonMain {
     static let usage = """
     usage: loopd [--config PATH] [--check-config] [--version]
+           loopd [--config PATH] --fleet-migrate
            loopd --salvage-journal JOURNAL
 
     Runs the loopd daemon in the foreground.
@@ -13,6 +14,8 @@ public enum DaemonMain {
                        else /etc/loopd/loopd.toml)
       --check-config   validate the configuration and exit
       --version        print the version and exit
+      --fleet-migrate  bring the [fleet] database's schema up to date and exit
+                       (for fleets with fleet.migrate = false)
       --salvage-journal JOURNAL
                        with loopd stopped: rewrite a journal loopd refused as
                        corrupt (STATE_DIR/journal.log) keeping every intact
@@ -29,6 +32,7 @@ public enum DaemonMain {
     public static func run(arguments: [String]) -> Int32 {
         var configPath: String?
         var checkOnly = false
+        var migrateOnly = false
         var args = arguments[...]
         while let a = args.popFirst() {
             switch a {
@@ -37,6 +41,8 @@ public enum DaemonMain {
                 configPath = p
             case "--check-config":
                 checkOnly = true
+            case "--fleet-migrate":
+                migrateOnly = true
             case "--salvage-journal":
                 guard let p = args.popFirst() else { return fail("--salvage-journal needs a path\n\(usage)", status: 2) }
                 guard args.isEmpty else { return fail("--salvage-journal takes no other arguments\n\(usage)", status: 2) }
@@ -62,6 +68,7 @@ public enum DaemonMain {
             print("\(path): ok")
             return 0
         }
+        if migrateOnly { return migrateFleet(config, path: path) }
         // Started by systemd as its transient user with the capabilities exec
         // jobs need, loopd is not dumpable, and Swift's crash backtracer
         // (run as the same user) could not read it. Only loopd runs as that
@@ -87,6 +94,22 @@ public enum DaemonMain {
             return 0
         } catch {
             return fail("loopd: \(error)", status: 1)
+        }
+    }
+
+    /// `--fleet-migrate`: exit 0 once the schema is current, 1 when it
+    /// cannot be made so (unreachable, newer than this loopd, refused).
+    static func migrateFleet(_ config: DaemonConfig, path: String) -> Int32 {
+        guard let fleet = config.fleet else { return fail("loopd: \(path) has no [fleet] table: there is no fleet database to migrate", status: 1) }
+        switch FleetMigrator.migrateOnce(fleet, environment: ProcessEnvironment.current()) {
+        case .success(.current(let version)):
+            print("fleet schema: already at version \(version)")
+            return 0
+        case .success(.migrated(let from, let to)):
+            print("fleet schema: migrated from version \(from) to \(to)")
+            return 0
+        case .failure(let error):
+            return fail("loopd: --fleet-migrate: \(error)", status: 1)
         }
     }
 

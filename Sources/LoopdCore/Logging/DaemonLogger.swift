@@ -23,6 +23,8 @@ public enum LogField: String, Sendable, CaseIterable {
     case schedule = "SCHEDULE"
     /// The slot a schedule's run is for, RFC 3339 in UTC.
     case slot = "SLOT"
+    /// The fleet node a record is about (`[fleet]`), when not this one.
+    case fleetNode = "FLEET_NODE"
 }
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and

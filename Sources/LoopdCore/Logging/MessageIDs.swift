@@ -23,4 +23,12 @@ public enum MessageID: String, Sendable, CaseIterable {
     case jobExpired = "c6d98d019a274f8caa098b87cb58250b"
     /// A schedule submitted its job for a slot, or for a `trigger`.
     case scheduleFired = "f21ac5ca63834591ac1d69528561e05f"
+    /// This node registered in its fleet's database (`[fleet]`), at start or after losing it.
+    case fleetJoined = "6adbedd90ea34d18b508af211b2a6065"
+    /// This node stopped cleanly and marked itself as having left the fleet.
+    case fleetLeft = "eeb46cb212c64fb68cf1085e5b7bc081"
+    /// A node of the fleet stopped heartbeating and was declared dead.
+    case fleetNodeDead = "6696225d8ce4429e96c1af4366f295b9"
+    /// This node cannot take part in the fleet: the database is unreachable or refused it.
+    case fleetUnavailable = "deafffea3b2e4b63bf555095e3ffc24b"
 }

@@ -17,6 +17,8 @@ extension Server {
         if fresh.server.stateDirectory != config.server.stateDirectory { needRestart.append("server.state_dir") }
         // Job cgroups are set up once, at start.
         if fresh.exec.cgroup != config.exec.cgroup { needRestart.append("exec.cgroup") }
+        // The node's connection and identity are made once, at start.
+        if fresh.fleet != config.fleet { needRestart.append("[fleet]") }
         let removed = config.workers.map(\.name).filter { name in !fresh.workers.contains { $0.name == name } }
         if !removed.isEmpty { needRestart.append("removed workers \(removed.joined(separator: ", "))") }
         let replaced = workers.filter { w in fresh.workers.contains { $0.name == w.name && $0.placement != w.placement } }
@@ -25,6 +27,7 @@ extension Server {
         kept.server.socketPath = config.server.socketPath
         kept.server.stateDirectory = config.server.stateDirectory
         kept.exec.cgroup = config.exec.cgroup
+        kept.fleet = config.fleet
         kept.workers = workers.map { w in
             var c = fresh.workers.first { $0.name == w.name } ?? DaemonConfig.Worker(name: w.name)
             c.placement = w.placement

@@ -64,6 +64,19 @@ extension Server {
             scheduler.discard(which, id: id, from: r)
         case .schedules:
             c.sink.send(Response.ok(id: id, [("schedules", schedules.listing(showingJobs: mayAdminister(r.owner)))]))
+        case .fleet:
+            guard let fleet else {
+                c.sink.send(Response.error(id: id, ProtocolError(.fleetUnavailable, "this loopd is in no fleet: its configuration has no [fleet] table")))
+                return
+            }
+            let sink = c.sink
+            sink.owe()
+            fleet.listNodes { result in
+                switch result {
+                case .success(let fields): sink.settle { Response.ok(id: id, fields, into: &$0) }
+                case .failure(let error): sink.settle { Response.error(id: id, error, into: &$0) }
+                }
+            }
         case .schedule(let command, let name):
             guard mayAdminister(r.owner) else {
                 c.sink.send(Response.error(id: id, notAdministrator(r.owner, may: "\(command.rawValue) schedules")))

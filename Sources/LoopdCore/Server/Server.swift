@@ -19,6 +19,8 @@ final class Server: @unchecked Sendable {
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
     var listener: Listener?
+    /// This daemon's place in its fleet; nil without `[fleet]`.
+    var fleet: FleetNode?
     var state = State.running
     /// The exec jobs' cgroups and live trees (shutdown waits for those).
     var execSupervisor = ExecSupervisor(cgroups: nil, unavailable: "no exec actions")
@@ -71,6 +73,13 @@ final class Server: @unchecked Sendable {
     func startWorkers() {
         for w in config.workers { scheduler.addWorker(w) }
         applySpin()
+    }
+
+    /// The lanes as a fleet node publishes them: each worker's name, mode and placement.
+    func laneListing() -> JSON {
+        .array(workers.map { w in
+            .object([("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue))])
+        })
     }
 
     /// `server.spin_before_sleeping_us` on the main loop and every worker's

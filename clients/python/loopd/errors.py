@@ -54,6 +54,7 @@ __all__ = [
     "JobCancelledError",
     "JobExpiredError",
     "JournalUnavailableError",
+    "FleetUnavailableError",
     "ShuttingDownError",
     "BusyError",
     "InternalError",
@@ -186,6 +187,8 @@ ERROR_TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ("expired", "JobExpiredError", "job", "The job had not started when its `expires_in_ms` passed (state `expired`)."),
     ("journal_unavailable", "JournalUnavailableError", "request",
      "A durable job could not be written to the journal."),
+    ("fleet_unavailable", "FleetUnavailableError", "request",
+     "The fleet's database cannot be used from that daemon, or it is in no fleet; the message says which."),
     ("shutting_down", "ShuttingDownError", "request", "The daemon is stopping and accepts no new jobs."),
     ("busy", "BusyError", "request", "The daemon has too many connections; it closes this one."),
     ("internal", "InternalError", "request", "A fault inside the daemon; the message says what."),
@@ -211,6 +214,7 @@ JobFailedError: Type[JobError]
 JobCancelledError: Type[JobError]
 JobExpiredError: Type[JobError]
 JournalUnavailableError: Type[LoopdError]
+FleetUnavailableError: Type[LoopdError]
 ShuttingDownError: Type[LoopdError]
 BusyError: Type[LoopdError]
 InternalError: Type[LoopdError]
