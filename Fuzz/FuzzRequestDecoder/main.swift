@@ -108,6 +108,8 @@ private func encode(_ request: Request) -> String {
                     ("retry_backoff_ms", .integer(s.retryBackoffMs))]
         if let ms = s.expiresInMs { members.append(("expires_in_ms", .integer(ms))) }
         if let key = s.uniqueKey { members.append(("unique_key", .string(key))) }
+        if let fleet = s.fleet { members.append(("fleet", .bool(fleet))) }
+        if let node = s.node { members.append(("node", .string(node))) }
     }
     return JSON.object(members).serialized()
 }

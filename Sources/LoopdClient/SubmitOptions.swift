@@ -33,6 +33,11 @@ public struct SubmitOptions: Sendable {
     /// An idempotency key: while a job of this uid with the key is known, a
     /// submit with it returns that job instead of making another.
     public var uniqueKey: String?
+    /// `true`: a fleet job, which any node of the daemon's fleet may run
+    /// (its id starts `f-`); `false`: a job of this host; nil: the daemon's `fleet.jobs`.
+    public var fleet: Bool?
+    /// A fleet job only this node may run (with `fleet`).
+    public var node: String?
     /// Request fields this version of the client has no property for
     /// (newer daemons' fields), sent as they are after the others.
     public var additionalFields: [(String, JSON)]
@@ -41,7 +46,7 @@ public struct SubmitOptions: Sendable {
     public init(placement: Placement = .any, wait: Bool = true, delayMs: Int64? = nil, timeoutMs: Int64? = nil,
                 mode: String? = nil, durable: Bool = false, priority: UInt32? = nil, expiresInMs: Int64? = nil,
                 retries: Int? = nil, retryBackoffMs: Int64? = nil, uniqueKey: String? = nil,
-                additionalFields: [(String, JSON)] = []) {
+                fleet: Bool? = nil, node: String? = nil, additionalFields: [(String, JSON)] = []) {
         self.placement = placement
         self.wait = wait
         self.delayMs = delayMs
@@ -53,6 +58,8 @@ public struct SubmitOptions: Sendable {
         self.retries = retries
         self.retryBackoffMs = retryBackoffMs
         self.uniqueKey = uniqueKey
+        self.fleet = fleet
+        self.node = node
         self.additionalFields = additionalFields
     }
 
@@ -77,6 +84,8 @@ public struct SubmitOptions: Sendable {
         if let retries { f.append(("retries", .integer(Int64(retries)))) }
         if let retryBackoffMs { f.append(("retry_backoff_ms", .integer(retryBackoffMs))) }
         if let uniqueKey { f.append(("unique_key", .string(uniqueKey))) }
+        if let fleet { f.append(("fleet", .bool(fleet))) }
+        if let node { f.append(("node", .string(node))) }
         return f + additionalFields
     }
 }

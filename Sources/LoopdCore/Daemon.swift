@@ -124,6 +124,7 @@ public final class Daemon: @unchecked Sendable {
                 throw DaemonError.fleet(error.description)
             }
             server.fleet = fleet
+            fleet.serve(server.scheduler)
             fleet.start()
         }
         let listener = Listener(fd: fd, path: boundPath, server: server)

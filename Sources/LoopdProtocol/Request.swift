@@ -44,6 +44,11 @@ public struct SubmitRequest: Sendable, Equatable {
     /// The client's idempotency key (`unique_key`): a second submit with it
     /// gets the first job back.
     public var uniqueKey: String?
+    /// `fleet`: true puts the job in the daemon's fleet (any node may run
+    /// it), false keeps it on this host; nil: the daemon's `fleet.jobs`.
+    public var fleet: Bool?
+    /// `node`: a fleet job that only that node may run.
+    public var node: String?
 
     public init(action: String, args: [String] = [], placement: Placement = .any, wait: Bool = true,
                 delayMs: Int64 = 0, timeoutMs: Int64? = nil, mode: String? = nil, durable: Bool = false,

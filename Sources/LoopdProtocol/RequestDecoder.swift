@@ -129,6 +129,8 @@ public enum RequestDecoder {
         if let p = try f.optionalInteger("priority", in: 0...Int64(UInt32.max)) { s.priority = UInt32(p) }
         s.expiresInMs = try f.optionalInteger("expires_in_ms", in: 1...RequestLimits.maxExpiresInMs)
         try retryFields(&f, into: &s)
+        s.fleet = try f.optionalBool("fleet")
+        s.node = try f.optionalName("node")
         return s
     }
 }

@@ -22,6 +22,8 @@ struct FleetConfigTests {
         #expect(fleet.heartbeatIntervalMs == 2_000)
         #expect(fleet.deadAfterMs == 15_000)
         #expect(fleet.migrate)
+        #expect(fleet.jobs == .local)
+        #expect(fleet.retentionSeconds == 86_400)
     }
 
     @Test("every key is read")
@@ -33,6 +35,8 @@ struct FleetConfigTests {
             heartbeat_interval_ms = 1000
             dead_after_ms = 5000
             migrate = false
+            jobs = "fleet"
+            retention_seconds = 3600
             """).fleet)
         #expect(fleet.database == "postgresql://loopd@db.example/loopd?sslmode=verify-full")
         #expect(fleet.passwordFile == "/etc/loopd/fleet-password")
@@ -40,6 +44,8 @@ struct FleetConfigTests {
         #expect(fleet.heartbeatIntervalMs == 1_000)
         #expect(fleet.deadAfterMs == 5_000)
         #expect(!fleet.migrate)
+        #expect(fleet.jobs == .fleet)
+        #expect(fleet.retentionSeconds == 3_600)
     }
 
     @Test("bad settings are errors naming the key")
@@ -52,6 +58,7 @@ struct FleetConfigTests {
             ("database = \"x\"\nheartbeat_interval_ms = 10", "fleet.heartbeat_interval_ms", "between 100 and"),
             ("database = \"x\"\nheartbeat_interval_ms = 2000\ndead_after_ms = 5000", "fleet.dead_after_ms", "three heartbeat intervals"),
             ("database = \"x\"\nlisten = true", "fleet.listen", "unknown key"),
+            ("database = \"x\"\njobs = \"remote\"", "fleet.jobs", #"must be "local" or "fleet""#),
         ] {
             do {
                 _ = try parse(lines)

@@ -35,20 +35,24 @@ def database(pg):
 @pytest.fixture
 def workdir():
     path = tempfile.mkdtemp(prefix="loopd-fleet.")
+    os.chmod(path, 0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
 def nodes(workdir, request):
-    """make(name, database, **options) -> a started Node; all are killed at the end."""
+    """make(name, database, **options) -> a started Node, which has joined
+    the fleet unless joined=False; all are killed at the end."""
     made: list[Node] = []
 
-    def make(name, database, start=True, **options):
+    def make(name, database, start=True, joined=True, **options):
         node = Node(workdir, name, database, **options)
         made.append(node)
         if start:
             node.start()
+            if joined and database is not None:
+                node.wait_joined()
         return node
 
     yield make

@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 LOOPD = os.environ.get("LOOPD_BIN", "loopd")
@@ -41,10 +42,11 @@ class Node:
     after `database` and `node` (e.g. "heartbeat_interval_ms = 200")."""
 
     def __init__(self, workdir: str, name: str, database: str | None, fleet: str = "",
-                 heartbeat_ms: int = 200, dead_after_ms: int = 1_500) -> None:
+                 heartbeat_ms: int = 200, dead_after_ms: int = 1_500, socket_mode: str = "0660") -> None:
         self.name = name
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
+        os.chmod(self.dir, 0o755)  # clients of other uids reach the socket, where its mode lets them
         self.socket = os.path.join(self.dir, "loopd.sock")
         self.config = os.path.join(self.dir, "loopd.toml")
         self.logfile = os.path.join(self.dir, "loopd.log")
@@ -52,6 +54,7 @@ class Node:
         text = f"""
 [server]
 socket = "{self.socket}"
+socket_mode = "{socket_mode}"
 state_dir = "{os.path.join(self.dir, 'state')}"
 log_level = "info"
 
@@ -88,6 +91,10 @@ dead_after_ms = {dead_after_ms}
 
     def wait_ready(self) -> None:
         wait_for(f"node {self.name}'s socket", self._answers)
+
+    def wait_joined(self) -> None:
+        """Until the node lists itself alive: it has registered."""
+        wait_for(f"node {self.name} to join", lambda: self.nodes().get(self.name, {}).get("state") == "alive")
 
     def _answers(self) -> bool:
         if self.process is not None and self.process.poll() is not None:
@@ -143,3 +150,68 @@ dead_after_ms = {dead_after_ms}
             self.process.send_signal(signal.SIGTERM)
             return self.process.wait(WAIT)
         return self.process.returncode if self.process else 0
+
+
+class Proxy:
+    """A TCP proxy to 127.0.0.1:target that a test can freeze, as a network
+    that drops everything would: while frozen nothing is forwarded either
+    way and new connections get no reply (the bytes wait, unread)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = ("127.0.0.1", target_port)
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self) -> None:
+        self.flowing.clear()
+
+    def heal(self) -> None:
+        self.flowing.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.flowing.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client: socket.socket) -> None:
+        self.flowing.wait()
+        try:
+            upstream = socket.create_connection(self.target)
+        except OSError:
+            client.close()
+            return
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while True:
+                self.flowing.wait()
+                data = source.recv(65536)
+                if not data:
+                    break
+                self.flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass

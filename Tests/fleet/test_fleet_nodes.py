@@ -36,9 +36,9 @@ def test_three_nodes_join_one_migrates_and_each_lists_all(pg, database, nodes):
         assert node.fleet()["node"] == node.name
     db = database.split("dbname='")[1].split("'")[0]
     rows = pg.psql("SELECT version, applied_by FROM loopd.schema_migrations ORDER BY version", db=db).split()
-    assert [r.split("|")[0] for r in rows] == ["1"], rows
-    assert rows[0].split("|")[1] in "abc"
-    assert log_count(fleet, "migrated the database's schema from version 0 to 1") == 1
+    assert [r.split("|")[0] for r in rows] == ["1", "2"], rows
+    assert rows[0].split("|")[1] in "abc" and rows[1].split("|")[1] == rows[0].split("|")[1]
+    assert log_count(fleet, "migrated the database's schema from version 0 to 2") == 1
     assert log_count(fleet, "joined the fleet") == 3
 
     # loopctl fleet: one line per node, this one marked; --json is the reply as sent.
@@ -102,7 +102,7 @@ def test_a_name_held_by_a_live_node_elsewhere_is_refused(pg, database, nodes):
     pg.psql("UPDATE loopd.nodes SET host = 'elsewhere', incarnation = 1, heartbeat_at = now() + interval '1 hour' "
             "WHERE name = 'holder'", db=db)
     holder.kill()
-    holder.start()
+    holder.start()  # not joined: refused
     reply = wait_for("the refusal", lambda: (r := holder.fleet()) and not r["ok"] and "held" in r["error"]["message"] and r)
     assert reply["error"]["code"] == "fleet_unavailable"
     assert "held by a live node on elsewhere" in reply["error"]["message"]
@@ -131,15 +131,17 @@ def test_the_database_restarting_refuses_fleet_requests_then_nodes_return(pg, da
     pg.restart(mode="immediate")
     for node in (a, b):
         wait_for(f"{node.name} back after the crash", lambda: all_alive(node, "ab"))
+    # Each outage outlasted dead_after_ms; the first node back waited for the other instead of burying it.
+    assert "declared dead" not in a.log() + b.log()
 
 
 def test_a_newer_schema_is_refused(pg, database, nodes):
     db = database.split("dbname='")[1].split("'")[0]
     a = nodes("a", database)
     pg.psql("INSERT INTO loopd.schema_migrations (version, applied_by) VALUES (999, 'a newer loopd')", db=db)
-    b = nodes("b", database)
+    b = nodes("b", database, joined=False)
     reply = wait_for("b's refusal", lambda: (r := b.fleet()) and not r["ok"] and "newer" in r["error"]["message"] and r)
-    assert "version 999, newer than this loopd knows (1)" in reply["error"]["message"]
+    assert "version 999, newer than this loopd knows (2)" in reply["error"]["message"]
     assert "takes no part in the fleet" in b.log()
     assert b.request({"op": "submit", "action": "echo", "args": ["local"]})["ok"]
     out = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
@@ -147,16 +149,16 @@ def test_a_newer_schema_is_refused(pg, database, nodes):
 
 
 def test_a_schema_left_to_fleet_migrate(pg, database, nodes):
-    a = nodes("a", database, fleet="migrate = false")
+    a = nodes("a", database, fleet="migrate = false", joined=False)
     reply = wait_for("a's refusal", lambda: (r := a.fleet()) and not r["ok"] and r)
     assert "run loopd --fleet-migrate" in reply["error"]["message"]
     db = database.split("dbname='")[1].split("'")[0]
     assert pg.psql("SELECT to_regclass('loopd.nodes') IS NULL", db=db) == "t\n"
     out = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "fleet schema: migrated from version 0 to 1\n"
+    assert out.stdout == "fleet schema: migrated from version 0 to 2\n"
     again = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
-    assert again.stdout == "fleet schema: already at version 1\n"
+    assert again.stdout == "fleet schema: already at version 2\n"
     # The node retries at its heartbeats and joins.
     wait_for("a to join", lambda: all_alive(a, "a"))
 
@@ -173,7 +175,7 @@ def test_passwords_come_from_a_file_never_the_config(pg, nodes, workdir):
 
     with open(pwfile, "w") as f:
         f.write("wrong\n")
-    b = nodes("b", tcp, fleet=f'password_file = "{pwfile}"')
+    b = nodes("b", tcp, fleet=f'password_file = "{pwfile}"', joined=False)
     reply = wait_for("b's refusal", lambda: (r := b.fleet()) and not r["ok"] and r)
     assert "password authentication failed" in reply["error"]["message"]
     assert b.request({"op": "submit", "action": "echo", "args": ["local"]})["ok"]

@@ -78,6 +78,20 @@ public struct SubmitCommand: ClientCommand {
                                valueName: "key"))
     public var uniqueKey: String?
 
+    /// `--fleet` / `--local`: where the job goes, over the daemon's `fleet.jobs`.
+    @Flag(help: ArgumentHelp("Put the job in the daemon's fleet (any node may run it), or keep it on this host; "
+                             + "default: the daemon's fleet.jobs."))
+    public var place: JobHome?
+
+    /// `--node`: the fleet node that must run it.
+    @Option(help: ArgumentHelp("A fleet job only this node may run (implies --fleet).", valueName: "node"))
+    public var node: String?
+
+    /// Where `--fleet` and `--local` put a job.
+    public enum JobHome: String, EnumerableFlag, Sendable {
+        case fleet, local
+    }
+
     /// The action and its arguments, captured verbatim: once the action is
     /// seen, nothing after it is parsed as a loopctl option.
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
@@ -144,6 +158,11 @@ public struct SubmitCommand: ClientCommand {
         if let retries { fields.append(("retries", .integer(Int64(retries)))) }
         if let retryBackoffMs { fields.append(("retry_backoff_ms", .integer(retryBackoffMs))) }
         if let uniqueKey { fields.append(("unique_key", .string(uniqueKey))) }
+        if let node {
+            fields += [("fleet", true), ("node", .string(node))]
+        } else if let place {
+            fields.append(("fleet", .bool(place == .fleet)))
+        }
         return fields
     }
 

@@ -3,7 +3,8 @@ import LoopPlatform
 /// `[fleet]`: this daemon as a node of a fleet sharing one PostgreSQL database.
 extension ConfigLoader {
     static func readFleet(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Fleet {
-        try t.rejectUnknownKeys(allowed: ["database", "password_file", "node", "heartbeat_interval_ms", "dead_after_ms", "migrate"])
+        try t.rejectUnknownKeys(allowed: ["database", "password_file", "node", "heartbeat_interval_ms", "dead_after_ms", "migrate", "jobs",
+                                     "retention_seconds"])
         guard let database = try t.string("database") else {
             throw t.invalid("database", "required: a libpq connection string or postgresql:// URL")
         }
@@ -25,6 +26,13 @@ extension ConfigLoader {
                             + "or one late heartbeat declares a live node dead; got \(fleet.deadAfterMs)")
         }
         if let migrate = try t.bool("migrate") { fleet.migrate = migrate }
+        if let jobs = try t.string("jobs") {
+            guard let parsed = DaemonConfig.Fleet.JobsDefault(rawValue: jobs) else {
+                throw t.invalid("jobs", "must be \"local\" or \"fleet\", got \(ConfigTable.quote(jobs))")
+            }
+            fleet.jobs = parsed
+        }
+        if let seconds = try t.int("retention_seconds", in: ConfigRanges.retentionSeconds) { fleet.retentionSeconds = seconds }
         return fleet
     }
 }

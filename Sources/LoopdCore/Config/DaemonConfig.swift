@@ -267,6 +267,18 @@ public struct DaemonConfig: Sendable, Equatable {
         /// `migrate`: whether the node brings an older schema up to date
         /// itself (under an advisory lock); false: only `loopd --fleet-migrate` does.
         public var migrate = true
+        /// `jobs`: where a submit without `fleet` puts its job.
+        public var jobs = JobsDefault.local
+        /// `retention_seconds`: how long ended fleet jobs stay in the database.
+        public var retentionSeconds: Int64 = 86_400
+
+        /// `jobs` values.
+        public enum JobsDefault: String, Sendable, Equatable, CaseIterable {
+            /// On this host, as without a fleet.
+            case local
+            /// In the fleet: any node may run it.
+            case fleet
+        }
 
         public init(database: String) { self.database = database }
     }

@@ -6,6 +6,10 @@ final class FleetMetrics {
     private let connects: Counter
     private let roundTrips: ValueHistogram
     private let deadDeclared: Counter
+    private let claims: Counter
+    private let fencedEnds: Counter
+    private let rescues: Counter
+    private let submitted: Counter
 
     /// Upper bounds (seconds) of the round trip buckets: from 100 µs (a
     /// socket on the same host) to 5 s (a database under strain).
@@ -24,6 +28,15 @@ final class FleetMetrics {
             labels: [], buckets: FleetMetrics.roundTripBuckets)
         deadDeclared = registry.makeCounter(descriptor: DaemonMetrics.name(
             "fleet", "nodes_declared_dead", "total", "Nodes this node declared dead after they stopped heartbeating."))
+        claims = registry.makeCounter(descriptor: DaemonMetrics.name(
+            "fleet", "jobs_claimed", "total", "Attempts of fleet jobs this node claimed to run."))
+        fencedEnds = registry.makeCounter(descriptor: DaemonMetrics.name(
+            "fleet", "ends_fenced", "total",
+            "Ends of fleet jobs this node ran that were refused: the job had been rescued or taken over meanwhile."))
+        rescues = registry.makeCounter(descriptor: DaemonMetrics.name(
+            "fleet", "jobs_rescued", "total", "Fleet jobs this node took back from a node whose lease ran out."))
+        submitted = registry.makeCounter(descriptor: DaemonMetrics.name(
+            "fleet", "jobs_submitted", "total", "Fleet jobs submitted through this node."))
     }
 
     func connected(_ up: Bool) {
@@ -37,4 +50,8 @@ final class FleetMetrics {
     }
 
     func declaredDead() { deadDeclared.increment() }
+    func claimed(_ n: Int) { if n > 0 { claims.increment(by: Int64(n)) } }
+    func fenced() { fencedEnds.increment() }
+    func rescued() { rescues.increment() }
+    func submittedJob() { submitted.increment() }
 }

@@ -29,6 +29,10 @@ final class FleetNode: @unchecked Sendable {
     let incarnation: Int64
     private(set) var status = Status.connecting(nil)
     let connection: PostgresConnection
+    /// Claims and runs fleet jobs here (set by `serve`).
+    private(set) var runner: FleetRunner?
+    /// Answers the requests about fleet jobs (set by `serve`).
+    private(set) var jobs: FleetJobs?
 
     private let loop: Loop
     private let log: DaemonLogger
@@ -40,6 +44,8 @@ final class FleetNode: @unchecked Sendable {
     private var joined = false
     /// The last reason logged for being unavailable, so a retry that fails alike is not logged again.
     private var loggedTrouble: String?
+    /// When this node last came online (joined, or back after losing the database).
+    private var onlineSince = ContinuousClock.now
 
     /// Loads libpq and checks the connection settings; throws a message for an operator.
     init(config: DaemonConfig.Fleet, environment: [String: String], loop: Loop, log: DaemonLogger,
@@ -54,10 +60,36 @@ final class FleetNode: @unchecked Sendable {
         incarnation = Int64.random(in: 1...Int64.max)
         connection = PostgresConnection(
             loop: loop, parameters: try FleetNode.connectionParameters(config, environment: environment, node: name))
+        // Well inside the lease (`dead_after_ms`, at least three heartbeats): a node whose database stopped
+        // answering knows it, and refuses fleet requests, before the others rescue its jobs.
+        connection.replyTimeout = .milliseconds(max(config.heartbeatIntervalMs * 2, 1_000))
         connection.onConnected = { [unowned self] _ in connected() }
         connection.onLost = { [unowned self] why in lost(why) }
         connection.onRoundTrip = { [unowned self] duration in self.metrics.roundTrip(duration) }
         connection.onNotice = { [unowned self] notice in self.log(.debug, "fleet: the database says: \(notice)") }
+        connection.onNotification = { [unowned self] channel, payload in notified(channel, payload) }
+    }
+
+    /// Runs fleet jobs on `scheduler`'s lanes and answers requests about them (before `start`).
+    func serve(_ scheduler: JobScheduler) {
+        runner = FleetRunner(node: self, scheduler: scheduler, loop: loop, log: log, metrics: metrics)
+        jobs = FleetJobs(node: self, scheduler: scheduler, loop: loop, metrics: metrics)
+    }
+
+    /// Registered and heartbeating: fleet requests go to the database.
+    var isOnline: Bool {
+        guard connection.state == .ready else { return false }  // lost, and not told yet
+        if case .online = status { return true }
+        return false
+    }
+
+    /// Whether this node may declare others dead and take their jobs: only
+    /// once it has itself been online for a whole `dead_after_ms`. After the
+    /// database restarted, or a network between it and every node healed,
+    /// the others' heartbeats and leases are stale through no fault of
+    /// theirs; the first node back waits as long as they had to come back.
+    var mayJudgeOthers: Bool {
+        isOnline && ContinuousClock.now - onlineSince >= .milliseconds(config.deadAfterMs)
     }
 
     /// libpq's keywords for `config`: TCP keepalives and a user timeout so a
@@ -182,7 +214,14 @@ final class FleetNode: @unchecked Sendable {
 
     private func online() {
         status = .online(schemaVersion: FleetSchema.latestVersion)
+        onlineSince = .now
         loggedTrouble = nil
+        // Listen before anything is read again, so no end falls between the read and the listen.
+        connection.script("LISTEN loopd_jobs; LISTEN loopd_job_ended; LISTEN loopd_cancel") { _ in }
+        runner?.rescue(previousRunsOf: name)
+        jobs?.connectedAgain()
+        runner?.flush()
+        runner?.wantClaim()
         if joined {
             log(.notice, "fleet: node \(name) is back in the fleet", id: .fleetJoined)
         } else {
@@ -243,8 +282,25 @@ final class FleetNode: @unchecked Sendable {
                 status = .connecting(nil)
                 register()
             case .success:
-                sweep()
+                if mayJudgeOthers { sweep() }
+                runner?.beat()
             }
+        }
+    }
+
+    /// A NOTIFY on a channel the connection listens to.
+    private func notified(_ channel: String, _ payload: String) {
+        switch channel {
+        case "loopd_jobs":
+            runner?.wantClaim()
+        case "loopd_job_ended":
+            if let id = Int64(payload) { jobs?.jobEnded(id) }
+        case "loopd_cancel":
+            // "NODE ID": a cancel of a job running on NODE.
+            let parts = payload.split(separator: " ")
+            if parts.count == 2, parts[0] == name, let id = Int64(parts[1]) { runner?.cancelRequested(id) }
+        default:
+            return
         }
     }
 
@@ -286,12 +342,20 @@ final class FleetNode: @unchecked Sendable {
             return
         }
         var done = false
-        connection.query("UPDATE loopd.nodes SET left_at = now() WHERE name = $1 AND incarnation = $2",
-                         [name, String(incarnation)]) { [unowned self] result in
-            done = true
-            if case .success(let rows) = result, rows.affected == 1 {
-                log(.notice, "fleet: node \(name) left the fleet", id: .fleetLeft)
+        let left = { [unowned self] in
+            connection.query("UPDATE loopd.nodes SET left_at = now() WHERE name = $1 AND incarnation = $2",
+                             [name, String(incarnation)]) { [unowned self] result in
+                done = true
+                if case .success(let rows) = result, rows.affected == 1 {
+                    log(.notice, "fleet: node \(name) left the fleet", id: .fleetLeft)
+                }
             }
+        }
+        // The ends of what ran here first, then what did not end goes back to the queue.
+        if let runner {
+            runner.flush { runner.releaseUnfinished(left) }
+        } else {
+            left()
         }
         let deadline = ContinuousClock.now + limit
         while !done, ContinuousClock.now < deadline {

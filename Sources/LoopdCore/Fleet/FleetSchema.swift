@@ -40,6 +40,77 @@ enum FleetSchema {
                 lanes jsonb NOT NULL DEFAULT '[]'
             );
             """),
+        // Fleet jobs. `attempt` counts the attempts started; a finish counts
+        // only when its attempt and claimer still match (`FleetRunner`).
+        Migration(version: 2, sql: """
+            CREATE TABLE loopd.jobs (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                state text NOT NULL DEFAULT 'queued'
+                    CHECK (state IN ('queued', 'running', 'completed', 'failed', 'timed_out', 'cancelled', 'expired')),
+                action text NOT NULL,
+                args text[] NOT NULL DEFAULT '{}',
+                owner_name text NOT NULL,
+                owner_uid bigint NOT NULL,
+                submitted_node text NOT NULL,
+                worker text,
+                node text,
+                mode text,
+                priority bigint NOT NULL,
+                timeout_ms bigint,
+                retries integer NOT NULL DEFAULT 0,
+                retry_backoff_ms bigint NOT NULL,
+                attempt integer NOT NULL DEFAULT 0,
+                submitted_at timestamptz NOT NULL DEFAULT now(),
+                run_at timestamptz NOT NULL DEFAULT now(),
+                expires_at timestamptz,
+                claimed_by text,
+                claimed_incarnation bigint,
+                lane text,
+                lease_until timestamptz,
+                started_at timestamptz,
+                finished_at timestamptz,
+                cancel_requested_by text,
+                result jsonb,
+                error_code text,
+                error_message text,
+                attempts jsonb NOT NULL DEFAULT '[]'
+            );
+            -- The claim: queued jobs in the order they run.
+            CREATE INDEX jobs_ready ON loopd.jobs (priority, run_at, id) WHERE state = 'queued';
+            -- The next delayed job to wake for.
+            CREATE INDEX jobs_due ON loopd.jobs (run_at) WHERE state = 'queued';
+            -- Leases to renew and to rescue.
+            CREATE INDEX jobs_running ON loopd.jobs (claimed_by, lease_until) WHERE state = 'running';
+            -- Retention: ended jobs by age.
+            CREATE INDEX jobs_finished ON loopd.jobs (finished_at) WHERE finished_at IS NOT NULL;
+            -- Listings by owner.
+            CREATE INDEX jobs_owner ON loopd.jobs (owner_name, id);
+            -- A table of short-lived rows updated a few times each: vacuum it
+            -- by change, not by the default fifth of a large table.
+            ALTER TABLE loopd.jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
+                                        autovacuum_analyze_scale_factor = 0.02, fillfactor = 80);
+
+            -- New work wakes the nodes (one notification per transaction:
+            -- identical ones are folded); an end wakes its waiters; a cancel
+            -- of a running job wakes the node running it.
+            CREATE FUNCTION loopd.jobs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.state = 'queued' THEN
+                    PERFORM pg_notify('loopd_jobs', '');
+                ELSIF NEW.state <> 'running' THEN
+                    PERFORM pg_notify('loopd_job_ended', NEW.id::text);
+                ELSIF NEW.cancel_requested_by IS NOT NULL AND OLD.cancel_requested_by IS NULL THEN
+                    PERFORM pg_notify('loopd_cancel', NEW.claimed_by || ' ' || NEW.id::text);
+                END IF;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER jobs_notify_insert AFTER INSERT ON loopd.jobs
+                FOR EACH ROW EXECUTE FUNCTION loopd.jobs_notify();
+            CREATE TRIGGER jobs_notify_update AFTER UPDATE OF state, cancel_requested_by ON loopd.jobs
+                FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state
+                                   OR OLD.cancel_requested_by IS DISTINCT FROM NEW.cancel_requested_by)
+                EXECUTE FUNCTION loopd.jobs_notify();
+            """),
     ]
 
     /// The newest schema this loopd knows.
@@ -99,7 +170,8 @@ struct FleetMigrator {
 
     func run(_ done: @escaping (Result<Outcome, Refusal>) -> Void) {
         let key = String(FleetSchema.advisoryLockKey)
-        connection.query("SELECT pg_advisory_lock($1)", [key]) { locked in
+        // Another node may hold the lock while it migrates: not a silent server.
+        connection.query("SELECT pg_advisory_lock($1)", [key], bounded: false) { locked in
             if case .failure(let error) = locked { return done(.failure(.database(error))) }
             currentVersion { found in
                 let finish: (Result<Outcome, Refusal>) -> Void = { outcome in

@@ -39,6 +39,12 @@ import LoopRuntime
     private var retryTimer: LoopTimer?
     /// Bounds an attempt: libpq's `connect_timeout` is not enforced in non-blocking use.
     private var attemptTimer: LoopTimer?
+    /// Bounds the wait for the current statement's result (`replyTimeout`).
+    private var replyTimer: LoopTimer?
+    /// A statement whose result has not come after this breaks the
+    /// connection: a server (or a network) that stopped answering without
+    /// closing anything must not hold every later statement. nil: no bound.
+    public var replyTimeout: Duration?
     private var backoff = PostgresConnection.firstBackoff
     private var queue: [Statement] = []
     /// The statement whose results are being read; nil when idle.
@@ -68,6 +74,8 @@ import LoopRuntime
         let parameters: [String?]
         /// Several statements in one string, without parameters (the simple protocol).
         let simple: Bool
+        /// Held to `replyTimeout` (not a lock wait, which may last).
+        let bounded: Bool
         let completion: Completion
         var sentAt = ContinuousClock.now
     }
@@ -90,15 +98,17 @@ import LoopRuntime
 
     /// Runs `sql` with `$1`… bound to `parameters` (text; nil is NULL).
     /// Fails at once with `.unavailable` when not connected: callers decide
-    /// whether to wait for `onConnected`.
-    public func query(_ sql: String, _ parameters: [String?] = [], _ completion: @escaping Completion) {
-        enqueue(Statement(sql: sql, parameters: parameters, simple: false, completion: completion))
+    /// whether to wait for `onConnected`. `bounded: false` exempts it from
+    /// `replyTimeout` (a lock it may wait for).
+    public func query(_ sql: String, _ parameters: [String?] = [], bounded: Bool = true,
+                      _ completion: @escaping Completion) {
+        enqueue(Statement(sql: sql, parameters: parameters, simple: false, bounded: bounded, completion: completion))
     }
 
     /// Runs several `;`-separated statements without parameters (DDL,
     /// `BEGIN; …; COMMIT`); the rows are the last statement's.
     public func script(_ sql: String, _ completion: @escaping Completion) {
-        enqueue(Statement(sql: sql, parameters: [], simple: true, completion: completion))
+        enqueue(Statement(sql: sql, parameters: [], simple: true, bounded: true, completion: completion))
     }
 
     /// Closes the connection; queued statements fail with `.unavailable`.
@@ -243,6 +253,14 @@ import LoopRuntime
         current = statement
         currentRows = nil
         currentError = nil
+        if statement.bounded, let replyTimeout {
+            let t = LoopTimer(after: replyTimeout) { [unowned self] _ in
+                replyTimer = nil
+                if current != nil { lost("no reply from the server within \(replyTimeout)") }
+            }
+            replyTimer = t
+            loop.add(t, forMode: .common)
+        }
         flush()
     }
 
@@ -289,6 +307,8 @@ import LoopRuntime
     private func finishCurrent() {
         guard let statement = current else { return }
         current = nil
+        replyTimer?.invalidate()
+        replyTimer = nil
         onRoundTrip?(ContinuousClock.now - statement.sentAt)
         if let currentError {
             statement.completion(.failure(currentError))
@@ -314,10 +334,13 @@ import LoopRuntime
     /// The connection failed or broke: fail what waits, schedule the next attempt.
     private func lost(_ why: String) {
         let wasClosed = state == .closed
+        if !wasClosed {
+            // Before the failed statements' completions run: what they send again fails at once.
+            state = .waiting
+            lastError = why
+        }
         drop(reason: why)
         guard !wasClosed else { return }
-        lastError = why
-        state = .waiting
         onLost?(why)
         let delay = jittered(backoff)
         backoff = min(backoff * 2, PostgresConnection.maxBackoff)
@@ -332,6 +355,8 @@ import LoopRuntime
     private func drop(reason: String) {
         attemptTimer?.invalidate()
         attemptTimer = nil
+        replyTimer?.invalidate()
+        replyTimer = nil
         source?.invalidate()
         source = nil
         if let conn { lpq_PQfinish(conn) }

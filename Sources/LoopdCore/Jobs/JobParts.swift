@@ -29,8 +29,14 @@ final class JobKind: Sendable {
 /// owner among replayed jobs. Immutable.
 final class JobSubmitter: Sendable {
     let owner: JobOwner
+    /// Set for the local job that runs an attempt of a fleet job this node
+    /// claimed: its end is the fleet's to record (`JobScheduler.fleetEnded`).
+    let fleetRun: FleetRun?
 
-    init(_ owner: JobOwner) { self.owner = owner }
+    init(_ owner: JobOwner, fleetRun: FleetRun? = nil) {
+        self.owner = owner
+        self.fleetRun = fleetRun
+    }
 }
 
 /// A waited submit: who sent it and where its reply goes (immutable, any

@@ -94,6 +94,8 @@ extension JobScheduler {
             forgetUniqueKey(of: forgotten)
         }
         idleTrim.jobEnded(idle: outstandingJobs == 0)
+        if let run = job.origin.submitter.fleetRun { fleetEnded?(job, run) }
+        if queue.outstanding == 0 { laneIdle?(queue) }
     }
 
     /// `cancel`'s reply: whether the job was cancelled, its state, and

@@ -81,6 +81,11 @@ final class JobScheduler: @unchecked Sendable {
     /// The backoff's jitter: a number in `0...ceiling`. Tests set one of
     /// their own (a seeded generator, or one that records the ceilings).
     var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
+    /// Told each end of a local job that ran an attempt of a fleet job (`FleetRunner`).
+    var fleetEnded: ((Job, FleetRun) -> Void)?
+    /// Told when a job's end leaves its worker with nothing queued or
+    /// running: the fleet may claim work for it.
+    var laneIdle: ((WorkerQueue) -> Void)?
 
     /// - Parameter jobIDKey: the run's secret for its job ids (`JobIDKey.random()`).
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,

@@ -31,4 +31,6 @@ public enum MessageID: String, Sendable, CaseIterable {
     case fleetNodeDead = "6696225d8ce4429e96c1af4366f295b9"
     /// This node cannot take part in the fleet: the database is unreachable or refused it.
     case fleetUnavailable = "deafffea3b2e4b63bf555095e3ffc24b"
+    /// A fleet job whose node stopped renewing its lease was queued again (or failed, out of attempts).
+    case fleetRescue = "6b7fb35d69a1444f97366c83854a0da1"
 }

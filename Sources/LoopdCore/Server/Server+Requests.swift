@@ -23,13 +23,35 @@ extension Server {
         case .ping:
             c.sink.send(Response.ok(id: id, [("pid", .integer(Int64(processID()))), ("version", .string(Server.version))]))
         case .submit(let s):
-            scheduler.submit(s, id: id, from: r)
+            if s.fleet ?? (config.fleet?.jobs == .fleet) {
+                guard let jobs = fleet?.jobs else { return c.sink.send(Response.error(id: id, notInFleet)) }
+                jobs.submit(s, id: id, from: r)
+            } else if s.node != nil {
+                c.sink.send(Response.error(id: id, ProtocolError(.badRequest, "\"node\" pins a fleet job: add \"fleet\": true")))
+            } else {
+                scheduler.submit(s, id: id, from: r)
+            }
         case .status(let jobID):
-            scheduler.status(jobID, id: id, from: r)
+            if let fleetID = FleetJobID.parse(jobID) {
+                guard let jobs = fleet?.jobs else { return scheduler.replyUnknownJob(id: id, to: r) }
+                jobs.status(fleetID, id: id, from: r)
+            } else {
+                scheduler.status(jobID, id: id, from: r)
+            }
         case .cancel(let jobID):
-            scheduler.cancel(jobID, id: id, from: r)
+            if let fleetID = FleetJobID.parse(jobID) {
+                guard let jobs = fleet?.jobs else { return scheduler.replyUnknownJob(id: id, to: r) }
+                jobs.cancel(fleetID, id: id, from: r)
+            } else {
+                scheduler.cancel(jobID, id: id, from: r)
+            }
         case .wait(let jobID, let timeoutMs):
-            scheduler.wait(jobID, timeoutMs: timeoutMs, id: id, from: r)
+            if let fleetID = FleetJobID.parse(jobID) {
+                guard let jobs = fleet?.jobs else { return scheduler.replyUnknownJob(id: id, to: r) }
+                jobs.wait(fleetID, timeoutMs: timeoutMs, id: id, from: r)
+            } else {
+                scheduler.wait(jobID, timeoutMs: timeoutMs, id: id, from: r)
+            }
         case .jobs(let query):
             scheduler.list(query, id: id, from: r)
         case .workers:
@@ -65,10 +87,7 @@ extension Server {
         case .schedules:
             c.sink.send(Response.ok(id: id, [("schedules", schedules.listing(showingJobs: mayAdminister(r.owner)))]))
         case .fleet:
-            guard let fleet else {
-                c.sink.send(Response.error(id: id, ProtocolError(.fleetUnavailable, "this loopd is in no fleet: its configuration has no [fleet] table")))
-                return
-            }
+            guard let fleet else { return c.sink.send(Response.error(id: id, notInFleet)) }
             let sink = c.sink
             sink.owe()
             fleet.listNodes { result in
@@ -87,6 +106,11 @@ extension Server {
             case .failure(let error): c.sink.send(Response.error(id: id, error))
             }
         }
+    }
+
+    /// The refusal of a fleet request by a daemon without `[fleet]`.
+    private var notInFleet: ProtocolError {
+        ProtocolError(.fleetUnavailable, "this loopd is in no fleet: its configuration has no [fleet] table")
     }
 
     /// Whether `owner` may make requests that change the daemon's state

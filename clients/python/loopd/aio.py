@@ -277,12 +277,13 @@ class AsyncClient:
                timeout_ms: Optional[int] = None, mode: Optional[str] = None,
                durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
                unique_key: Optional[str] = None,
-               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> Awaitable[JobReply]:
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None,
+               fleet: Optional[bool] = None, node: Optional[str] = None) -> Awaitable[JobReply]:
         """Runs a job; the fields and errors are those of :meth:`loopd.Client.submit`."""
         return self._op(submit_request(action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms,
                                        timeout_ms=timeout_ms, mode=mode, durable=durable, retries=retries,
                                        retry_backoff_ms=retry_backoff_ms, unique_key=unique_key,
-            priority=priority, expires_in_ms=expires_in_ms),
+            priority=priority, expires_in_ms=expires_in_ms, fleet=fleet, node=node),
                         parser(JobReply.parse))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> Awaitable[JobReply]:

@@ -301,7 +301,8 @@ class Client:
                timeout_ms: Optional[int] = None, mode: Optional[str] = None, durable: bool = False,
                retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
                unique_key: Optional[str] = None,
-               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> JobReply:
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None,
+               fleet: Optional[bool] = None, node: Optional[str] = None) -> JobReply:
         """Runs a job: ``action`` with ``args``.
 
         Args:
@@ -326,6 +327,10 @@ class Client:
                 (0..4294967295; the daemon's default is 2**31).
             expires_in_ms: end the job ``expired`` (``JobExpiredError``) if it
                 has not started this many ms after its submission.
+            fleet: ``True`` makes a fleet job, which any node of the daemon's
+                fleet may run (its id starts ``f-``); ``False`` keeps it on
+                this host; ``None``: the daemon's ``fleet.jobs``.
+            node: a fleet job only this node may run (with ``fleet=True``).
 
         Raises:
             JobFailedError, JobTimeoutError, JobCancelledError: the waited
@@ -337,7 +342,7 @@ class Client:
             action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms, timeout_ms=timeout_ms,
             mode=mode, durable=durable, retries=retries, retry_backoff_ms=retry_backoff_ms,
             unique_key=unique_key,
-            priority=priority, expires_in_ms=expires_in_ms))))
+            priority=priority, expires_in_ms=expires_in_ms, fleet=fleet, node=node))))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> JobReply:
         """Waits for a job to end; the reply is what a waited ``submit``
@@ -547,12 +552,13 @@ class Pipeline:
                timeout_ms: Optional[int] = None, mode: Optional[str] = None,
                durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
                unique_key: Optional[str] = None,
-               priority: Optional[int] = None, expires_in_ms: Optional[int] = None) -> "Pending[JobReply]":
+               priority: Optional[int] = None, expires_in_ms: Optional[int] = None,
+               fleet: Optional[bool] = None, node: Optional[str] = None) -> "Pending[JobReply]":
         """See :meth:`Client.submit`."""
         return self._add(submit_request(action, args, worker=worker, key=key, wait=wait, delay_ms=delay_ms,
                                         timeout_ms=timeout_ms, mode=mode, durable=durable, retries=retries,
                                         retry_backoff_ms=retry_backoff_ms, unique_key=unique_key,
-            priority=priority, expires_in_ms=expires_in_ms),
+            priority=priority, expires_in_ms=expires_in_ms, fleet=fleet, node=node),
                          parser(JobReply.parse))
 
     def wait(self, job: str, *, timeout_ms: Optional[int] = None) -> "Pending[JobReply]":

@@ -437,7 +437,8 @@ def submit_request(action: str, args: Sequence[str] = (), *, worker: Optional[st
                    timeout_ms: Optional[int] = None, mode: Optional[str] = None,
                    durable: bool = False, retries: Optional[int] = None, retry_backoff_ms: Optional[int] = None,
                    unique_key: Optional[str] = None, priority: Optional[int] = None,
-                   expires_in_ms: Optional[int] = None) -> Dict[str, Any]:
+                   expires_in_ms: Optional[int] = None, fleet: Optional[bool] = None,
+                   node: Optional[str] = None) -> Dict[str, Any]:
     """The ``submit`` request object (fields at their defaults are left out)."""
     if isinstance(args, str):
         raise TypeError("args is a sequence of strings, not one string")
@@ -446,7 +447,8 @@ def submit_request(action: str, args: Sequence[str] = (), *, worker: Optional[st
         req["args"] = list(args)
     req.update(_drop_none({"worker": worker, "key": key, "delay_ms": delay_ms, "timeout_ms": timeout_ms,
                            "mode": mode, "retries": retries, "retry_backoff_ms": retry_backoff_ms,
-                           "unique_key": unique_key, "priority": priority, "expires_in_ms": expires_in_ms}))
+                           "unique_key": unique_key, "priority": priority, "expires_in_ms": expires_in_ms,
+                           "fleet": fleet, "node": node}))
     if not wait:
         req["wait"] = False
     if durable:

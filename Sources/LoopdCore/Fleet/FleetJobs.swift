@@ -1,0 +1,383 @@
+import LoopPlatform
+import LoopRuntime
+import LoopdProtocol
+
+/// The requests about fleet jobs, from any node: `submit` (with `fleet`),
+/// `status`, `wait` and `cancel` of an `f-` id. The database is the truth;
+/// this node only keeps who waits here for which job, and answers them when
+/// `loopd_job_ended` names it. Waiting is LISTEN first, then read: the
+/// channel is listened to for as long as the connection lives, a waiter is
+/// registered before the job is read, and after a lost connection every
+/// waited job is read again. Main thread only.
+final class FleetJobs: @unchecked Sendable {
+    private unowned let node: FleetNode
+    private let scheduler: JobScheduler
+    private let loop: Loop
+    private let metrics: FleetMetrics
+    /// Who waits here for which fleet job.
+    private var waiters: [Int64: [Waiter]] = [:]
+    private var nextSerial = 0
+
+    private struct Waiter {
+        enum Kind { case submit, wait, cancel }
+        let serial: Int
+        let kind: Kind
+        let sink: ReplySink
+        let requestID: RequestID?
+        var timer: LoopTimer?
+    }
+
+    init(node: FleetNode, scheduler: JobScheduler, loop: Loop, metrics: FleetMetrics) {
+        self.node = node
+        self.scheduler = scheduler
+        self.loop = loop
+        self.metrics = metrics
+    }
+
+    private var connection: PostgresConnection { node.connection }
+
+    // MARK: submit
+
+    /// A `submit` of a fleet job: checked as a local one is (the action
+    /// must exist here and admit the client), then inserted; any node whose
+    /// lanes fit it may run it.
+    func submit(_ request: SubmitRequest, id: RequestID?, from r: Requester) {
+        let s: SubmitRequest
+        let ownerName: String
+        do {
+            (s, ownerName) = try checked(request, from: r)
+        } catch {
+            return r.sink.send { Response.error(id: id, error, into: &$0) }
+        }
+        guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
+        let worker: String? = if case .worker(let name) = s.placement { name } else { nil }
+        let sql = """
+            INSERT INTO loopd.jobs (action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority,
+                                    timeout_ms, retries, retry_backoff_ms, run_at, expires_at)
+            VALUES ($1, $2::text[], $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                    now() + make_interval(secs => $13::double precision / 1000),
+                    now() + make_interval(secs => $14::double precision / 1000))
+            RETURNING id
+            """
+        let parameters: [String?] = [
+            s.action, PostgresArray.text(s.args), ownerName, String(r.owner.uid), node.name, worker, s.node, s.mode,
+            String(s.priority), s.timeoutMs.map(String.init), String(s.retries), String(s.retryBackoffMs),
+            String(s.delayMs), s.expiresInMs.map(String.init),
+        ]
+        connection.query(sql, parameters) { [unowned self] result in
+            switch result {
+            case .failure(.unavailable(let why)):
+                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the connection to the fleet's database "
+                    + "was lost before the job's id came back, so it may or may not exist: \(why)"), into: &$0) }
+            case .failure(let error):
+                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the job was not submitted: \(error)"), into: &$0) }
+            case .success(let rows):
+                guard let jobID = rows.value(0, "id").flatMap({ Int64($0) }) else { return }
+                metrics.submittedJob()
+                if s.wait {
+                    // An end can only be announced after this insert's result, which comes first on the connection.
+                    r.sink.owe()
+                    add(.submit, on: jobID, sink: r.sink, requestID: id)
+                } else {
+                    r.sink.send(Response.ok(id: id, [("job", .string(FleetJobID.text(jobID))), ("state", .string("queued")),
+                                                     ("fleet", true)]))
+                }
+            }
+        }
+    }
+
+    /// `s` within the limits, and its owner's name; or the refusal a local submit would get.
+    private func checked(_ s: SubmitRequest, from r: Requester) throws(ProtocolError) -> (SubmitRequest, String) {
+        guard scheduler.isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
+        if case .key = s.placement { throw ProtocolError(.badRequest, "\"key\" does not apply to fleet jobs") }
+        if s.uniqueKey != nil { throw ProtocolError(.badRequest, "\"unique_key\" does not apply to fleet jobs") }
+        guard let action = scheduler.actions[s.action] else {
+            throw ProtocolError(.unknownAction, "no action named \"\(s.action)\" on node \(node.name)")
+        }
+        let owner = r.owner
+        guard scheduler.config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
+                                       daemonUID: scheduler.daemonUID) else {
+            throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
+        }
+        try action.validate(args: s.args)
+        let limited = try scheduler.withSchedulingLimits(s)
+        try scheduler.checkRetryLimits(limited)
+        guard case .success(let account) = UserDatabase.account(ofUID: owner.uid) else {
+            throw ProtocolError(.forbidden, "uid \(owner.uid) has no user name on node \(node.name): "
+                                + "a fleet job belongs to a user name, the same on every node")
+        }
+        return (limited, account.name)
+    }
+
+    // MARK: status, wait, cancel
+
+    /// `status` of a fleet job.
+    func status(_ jobID: Int64, id: RequestID?, from r: Requester) {
+        read(jobID, for: r, id: id) { row in
+            r.sink.send(Response.ok(id: id, row.statusFields))
+        }
+    }
+
+    /// `wait`: replies when the job has ended, or with its state once `timeoutMs` passed.
+    func wait(_ jobID: Int64, timeoutMs: Int64?, id: RequestID?, from r: Requester) {
+        guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
+        r.sink.owe()
+        let serial = add(.wait, on: jobID, sink: r.sink, requestID: id)
+        read(jobID, for: r, id: id, owed: true, waiting: serial) { [unowned self] row in
+            if row.hasEnded {
+                take(serial, of: jobID).map { settle($0, row) }
+                return
+            }
+            guard let timeoutMs else { return }
+            let timer = LoopTimer(after: .milliseconds(timeoutMs)) { [unowned self] _ in
+                guard take(serial, of: jobID) != nil else { return }
+                read(jobID, for: r, id: id, owed: true) { row in
+                    r.sink.settle { Response.ok(id: id, row.replyFields, into: &$0) }
+                }
+            }
+            setTimer(timer, serial: serial, of: jobID)
+            loop.add(timer, forMode: .common)
+        }
+    }
+
+    /// `cancel`: a queued job ends `cancelled` now; a running one is
+    /// stopped by its node, and the reply comes once it has ended.
+    func cancel(_ jobID: Int64, id: RequestID?, from r: Requester) {
+        guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
+        let everyone = scheduler.seesEveryJob(r)
+        let name = (try? UserDatabase.account(ofUID: r.owner.uid).get())?.name ?? ""
+        let sql = """
+            WITH old AS (SELECT id, state FROM loopd.jobs WHERE id = $1 AND (owner_name = $2 OR $3::boolean) FOR UPDATE)
+            UPDATE loopd.jobs j SET
+                state = CASE WHEN old.state = 'queued' THEN 'cancelled' ELSE j.state END,
+                finished_at = CASE WHEN old.state = 'queued' THEN now() ELSE j.finished_at END,
+                error_code = CASE WHEN old.state = 'queued' THEN 'cancelled' ELSE j.error_code END,
+                error_message = CASE WHEN old.state = 'queued' THEN 'job f-' || j.id || ' was cancelled by ' || $4 || ' before it ran'
+                                ELSE j.error_message END,
+                cancel_requested_by = CASE WHEN old.state = 'running' THEN $4 ELSE j.cancel_requested_by END
+            FROM old WHERE j.id = old.id
+            RETURNING old.state AS was, j.state, j.started_at IS NOT NULL AS started
+            """
+        r.sink.owe()
+        connection.query(sql, [String(jobID), name, everyone ? "true" : "false", "\(name) (uid \(r.owner.uid))"]) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                r.sink.settle { Response.error(id: id, ProtocolError(.fleetUnavailable, "\(error)"), into: &$0) }
+            case .success(let rows) where rows.rows.isEmpty:
+                r.sink.settle { Response.error(id: id, JobScheduler.unknownJob, into: &$0) }
+            case .success(let rows):
+                let was = rows.value(0, "was") ?? ""
+                if was == "running" {
+                    // Settled by the end: registered now, read again in case it ended meanwhile.
+                    let serial = add(.cancel, on: jobID, sink: r.sink, requestID: id)
+                    read(jobID, for: r, id: id, owed: true, waiting: serial) { [unowned self] row in
+                        if row.hasEnded { take(serial, of: jobID).map { settle($0, row) } }
+                    }
+                    return
+                }
+                let fields: [(String, JSON)] = [
+                    ("job", .string(FleetJobID.text(jobID))), ("cancelled", .bool(was == "queued")),
+                    ("state", .string(rows.value(0, "state") ?? "")), ("started", .bool(rows.value(0, "started") == "t")),
+                ]
+                r.sink.settle { Response.ok(id: id, fields, into: &$0) }
+            }
+        }
+    }
+
+    /// Reads the job for `r`; replies itself when it cannot (unknown, not
+    /// `r`'s, unreachable), settling the reply when it was `owed`.
+    private func read(_ jobID: Int64, for r: Requester, id: RequestID?, owed: Bool = false, waiting serial: Int? = nil,
+                      _ found: @escaping (FleetJobRow) -> Void) {
+        let refuse = { [unowned self] (error: ProtocolError) in
+            if let serial { _ = take(serial, of: jobID) }
+            if owed { r.sink.settle { Response.error(id: id, error, into: &$0) } } else { r.sink.send { Response.error(id: id, error, into: &$0) } }
+        }
+        guard node.isOnline else { return refuse(node.unavailableError) }
+        connection.query(FleetJobRow.select, [String(jobID)]) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                refuse(ProtocolError(.fleetUnavailable, "\(error)"))
+            case .success(let rows):
+                guard !rows.rows.isEmpty else { return refuse(JobScheduler.unknownJob) }
+                let row = FleetJobRow(rows, 0)
+                // By name: a uid means another user on another host.
+                guard scheduler.seesEveryJob(r) || row.ownerName == userName(r) else {
+                    return refuse(JobScheduler.unknownJob)
+                }
+                found(row)
+            }
+        }
+    }
+
+    private func userName(_ r: Requester) -> String? {
+        (try? UserDatabase.account(ofUID: r.owner.uid).get())?.name
+    }
+
+    // MARK: Waiters
+
+    @discardableResult
+    private func add(_ kind: Waiter.Kind, on jobID: Int64, sink: ReplySink, requestID: RequestID?) -> Int {
+        nextSerial += 1
+        waiters[jobID, default: []].append(Waiter(serial: nextSerial, kind: kind, sink: sink, requestID: requestID))
+        return nextSerial
+    }
+
+    private func take(_ serial: Int, of jobID: Int64) -> Waiter? {
+        guard var list = waiters[jobID], let i = list.firstIndex(where: { $0.serial == serial }) else { return nil }
+        let waiter = list.remove(at: i)
+        waiters[jobID] = list.isEmpty ? nil : list
+        waiter.timer?.invalidate()
+        return waiter
+    }
+
+    private func setTimer(_ timer: LoopTimer, serial: Int, of jobID: Int64) {
+        guard let i = waiters[jobID]?.firstIndex(where: { $0.serial == serial }) else { return timer.invalidate() }
+        waiters[jobID]![i].timer = timer
+    }
+
+    private func settle(_ waiter: Waiter, _ row: FleetJobRow) {
+        waiter.sink.settle { out in
+            switch waiter.kind {
+            case .submit, .wait:
+                row.writeEndedReply(requestID: waiter.requestID, into: &out)
+            case .cancel:
+                Response.ok(id: waiter.requestID, [
+                    ("job", .string(row.id)), ("cancelled", .bool(row.state == JobState.cancelled.rawValue)),
+                    ("state", .string(row.state)), ("started", .bool(row.startedMs != nil)),
+                ], into: &out)
+            }
+        }
+    }
+
+    /// `loopd_job_ended`: answers whoever waits here for the job.
+    func jobEnded(_ jobID: Int64) {
+        guard waiters[jobID] != nil else { return }
+        connection.query(FleetJobRow.select, [String(jobID)]) { [unowned self] result in
+            guard case .success(let rows) = result, !rows.rows.isEmpty else { return }
+            let row = FleetJobRow(rows, 0)
+            guard row.hasEnded, let list = waiters.removeValue(forKey: jobID) else { return }
+            for waiter in list {
+                waiter.timer?.invalidate()
+                settle(waiter, row)
+            }
+        }
+    }
+
+    /// After a reconnect: what ended while the channel was not listened to.
+    func connectedAgain() {
+        for jobID in waiters.keys { jobEnded(jobID) }
+    }
+}
+
+/// One row of `loopd.jobs` as the requests show it.
+struct FleetJobRow {
+    static let select = """
+        SELECT id, state, action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority, retries,
+               attempt, claimed_by, lane, result::text AS result, error_code, error_message, attempts::text AS attempts,
+               (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms,
+               (extract(epoch FROM started_at) * 1000)::bigint AS started_ms,
+               (extract(epoch FROM finished_at) * 1000)::bigint AS finished_ms,
+               (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms,
+               (extract(epoch FROM run_at) * 1000)::bigint AS run_ms
+        FROM loopd.jobs WHERE id = $1
+        """
+
+    let id: String
+    let state: String
+    let action: String
+    let args: [String]
+    let ownerName: String
+    let ownerUID: UInt32
+    let submittedNode: String
+    /// The worker that ran its last attempt, else the one it asked for.
+    let worker: String?
+    let pinnedNode: String?
+    let ranOn: String?
+    let priority: Int64
+    let retries: Int64
+    let attempt: Int64
+    let result: JSON?
+    let error: ProtocolError?
+    let attempts: JSON?
+    let submittedMs: Int64
+    let startedMs: Int64?
+    let finishedMs: Int64?
+    let expiresMs: Int64?
+
+    init(_ rows: PostgresRows, _ row: Int) {
+        func text(_ c: String) -> String? { rows.value(row, c) }
+        func integer(_ c: String) -> Int64? { text(c).flatMap { Int64($0) } }
+        func json(_ c: String) -> JSON? { text(c).flatMap { try? JSONParser.parse(Array($0.utf8)) } }
+        id = FleetJobID.text(integer("id") ?? 0)
+        state = text("state") ?? ""
+        action = text("action") ?? ""
+        args = PostgresArray.parseText(text("args") ?? "{}")
+        ownerName = text("owner_name") ?? ""
+        ownerUID = UInt32(clamping: integer("owner_uid") ?? 0)
+        submittedNode = text("submitted_node") ?? ""
+        worker = text("lane") ?? text("worker")
+        pinnedNode = text("node")
+        ranOn = text("claimed_by")
+        priority = integer("priority") ?? 0
+        retries = integer("retries") ?? 0
+        attempt = integer("attempt") ?? 0
+        result = json("result")
+        if let code = text("error_code") {
+            error = ProtocolError(ErrorCode(rawValue: code) ?? .jobFailed, text("error_message") ?? "")
+        } else {
+            error = nil
+        }
+        attempts = json("attempts")
+        submittedMs = integer("submitted_ms") ?? 0
+        startedMs = integer("started_ms")
+        finishedMs = integer("finished_ms")
+        expiresMs = integer("expires_ms")
+    }
+
+    var hasEnded: Bool { state != "queued" && state != "running" }
+
+    /// `status`'s fields: a local job's, plus where it was submitted and ran.
+    var statusFields: [(String, JSON)] {
+        var f: [(String, JSON)] = [
+            ("job", .string(id)), ("state", .string(state)), ("fleet", true), ("action", .string(action)),
+            ("args", .array(args.map { .string($0) })), ("priority", .integer(priority)),
+            ("submitted_by", .integer(Int64(ownerUID))), ("owner", .string(ownerName)),
+            ("submitted_on", .string(submittedNode)),
+        ]
+        if let worker { f.append(("worker", .string(worker))) }
+        if let pinnedNode { f.append(("pinned_node", .string(pinnedNode))) }
+        if let ranOn { f.append(("node", .string(ranOn))) }
+        if let expiresMs { f.append(("expires_at", .string(Timestamp.format(unixMilliseconds: expiresMs)))) }
+        f.append(("submitted_at", .string(Timestamp.format(unixMilliseconds: submittedMs))))
+        if let startedMs { f.append(("started_at", .string(Timestamp.format(unixMilliseconds: startedMs)))) }
+        if let finishedMs { f.append(("finished_at", .string(Timestamp.format(unixMilliseconds: finishedMs)))) }
+        if let startedMs { f.append(("queue_ms", .integer(max(0, startedMs - submittedMs)))) }
+        if let startedMs, let finishedMs { f.append(("run_ms", .integer(max(0, finishedMs - startedMs)))) }
+        if hasEnded, let result { f.append(("result", result)) }
+        if hasEnded, let error { f.append(("error", error.json)) }
+        f.append(("attempt", .integer(attempt)))
+        if retries > 0 { f.append(("retries", .integer(retries))) }
+        if let list = attempts?.arrayValue, !list.isEmpty { f.append(("attempts", .array(list))) }
+        return f
+    }
+
+    /// A `submit` or `wait` reply before the end: the job's state now.
+    var replyFields: [(String, JSON)] {
+        var f: [(String, JSON)] = [("job", .string(id)), ("state", .string(state)), ("fleet", true)]
+        if let worker { f.append(("worker", .string(worker))) }
+        if let ranOn { f.append(("node", .string(ranOn))) }
+        return f
+    }
+
+    /// The reply to a request that waited for the job's end, as a local job's: `ok` with the result, or its error.
+    func writeEndedReply(requestID: RequestID?, into out: inout [UInt8]) {
+        var fields = replyFields
+        if let result { fields.append(("result", result)) }
+        if retries > 0 { fields.append(("attempt", .integer(attempt))) }
+        if state == JobState.completed.rawValue {
+            Response.ok(id: requestID, fields, into: &out)
+        } else {
+            Response.error(id: requestID, error ?? ProtocolError(.jobFailed, "job \(id) ended \(state)"), fields, into: &out)
+        }
+    }
+}

@@ -1,0 +1,260 @@
+"""Fleet jobs (docs/FLEET.md): a job submitted on one node runs on another,
+once; lanes and modes decide what a node claims; delays, retries and
+cancels hold fleet-wide; a killed node's jobs are rescued within the
+bound; a cut-off node's late end is fenced; a database restart loses no
+acknowledged job; owners see only their own jobs. Real loopd nodes, a
+private PostgreSQL cluster."""
+
+import json
+import os
+import subprocess
+import threading
+
+from fleet import LOOPCTL, WAIT, Proxy, wait_for
+
+
+def submit(via, **fields):
+    return via.request({"op": "submit", "fleet": True, **fields})
+
+
+def db_of(database):
+    return database.split("dbname='")[1].split("'")[0]
+
+
+def test_a_job_submitted_on_one_node_runs_on_another(database, nodes):
+    a, b, c = (nodes(n, database) for n in "abc")
+    reply = submit(a, action="echo", args=["from a"], node="b")
+    assert reply["ok"] and reply["job"].startswith("f-") and reply["fleet"] is True
+    assert reply["node"] == "b" and reply["result"] == {"output": "from a"} and reply["state"] == "completed"
+    status = c.request({"op": "status", "job": reply["job"]})
+    assert status["ok"] and status["state"] == "completed" and status["node"] == "b"
+    assert status["submitted_on"] == "a" and status["owner"] == "root" and status["args"] == ["from a"]
+    assert status["worker"] == "w1" and status["attempt"] == 1
+    assert "started_at" in status and "finished_at" in status
+    # loopctl reads it from any node like a local job.
+    out = subprocess.run([LOOPCTL, "status", reply["job"], "--socket", c.socket, "--server-uid", "any"],
+                         capture_output=True, text=True, timeout=WAIT)
+    assert out.returncode == 0 and "completed" in out.stdout, out.stdout + out.stderr
+    # Not yet: key placement and unique keys across the fleet.
+    assert submit(a, action="echo", key="k")["error"]["code"] == "bad_request"
+    assert submit(a, action="echo", unique_key="u")["error"]["code"] == "bad_request"
+    # A pin needs the fleet; an action this node lacks is refused here.
+    assert a.request({"op": "submit", "action": "echo", "node": "b"})["error"]["code"] == "bad_request"
+    assert submit(a, action="no-such-action")["error"]["code"] == "unknown_action"
+
+
+def test_each_job_runs_once(pg, database, nodes):
+    fleet = [nodes(n, database) for n in "abc"]
+    ids = []
+    for i in range(300):
+        reply = submit(fleet[i % 3], action="noop", wait=False)
+        assert reply["ok"], reply
+        ids.append(reply["job"])
+    db = db_of(database)
+    wait_for("every job to end", lambda: pg.psql("SELECT count(*) FROM loopd.jobs WHERE finished_at IS NULL", db=db) == "0\n")
+    rows = pg.psql("SELECT state, attempt, count(*) FROM loopd.jobs GROUP BY 1, 2", db=db).split()
+    assert rows == ["completed|1|300"], rows
+    claimed = sum(n.metric("loopd_fleet_jobs_claimed_total") for n in fleet)
+    assert claimed == 300
+    assert sum(n.metric("loopd_fleet_ends_fenced_total") for n in fleet) == 0
+
+
+def test_lanes_and_modes_decide_what_a_node_claims(pg, database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    # w2 runs in mode maint on every node: a maint job lands there.
+    reply = submit(a, action="echo", args=["m"], mode="maint")
+    assert reply["ok"] and reply["worker"] == "w2"
+    # A job for a lane by name.
+    assert submit(b, action="echo", worker="w2", mode="maint")["worker"] == "w2"
+    # No lane runs mode drain: held, anywhere, until one does.
+    held = submit(a, action="echo", args=["held"], mode="drain", wait=False)["job"]
+    beats = a.metric("loopd_fleet_database_round_trip_seconds_count")
+    wait_for("a few claim polls", lambda: a.metric("loopd_fleet_database_round_trip_seconds_count") > beats + 30)
+    assert b.request({"op": "status", "job": held})["state"] == "queued"
+    assert b.request({"op": "mode", "worker": "w1", "mode": "drain"})["ok"]
+    done = a.request({"op": "wait", "job": held})
+    assert done["ok"] and done["node"] == "b" and done["worker"] == "w1"
+
+
+def test_a_delay_is_never_early_and_priorities_order_the_queue(pg, database, nodes):
+    a = nodes("a", database)
+    reply = submit(a, action="echo", delay_ms=1000)
+    status = a.request({"op": "status", "job": reply["job"]})
+    assert status["queue_ms"] >= 1000, status
+    # With the only default lane busy, the lower priority number runs first.
+    blocker = submit(a, action="sleep", args=["1500"], worker="w1", wait=False)["job"]
+    wait_for("the blocker to run", lambda: a.request({"op": "status", "job": blocker})["state"] == "running")
+    low = submit(a, action="sleep", args=["50"], worker="w1", priority=9, wait=False)["job"]
+    high = submit(a, action="sleep", args=["50"], worker="w1", priority=1, wait=False)["job"]
+    assert a.request({"op": "wait", "job": low})["ok"]
+    high_status = a.request({"op": "status", "job": high})
+    assert high_status["finished_at"] <= a.request({"op": "status", "job": low})["started_at"]
+
+
+def test_retries_count_attempts_fleet_wide(database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    reply = submit(a, action="fail", retries=2, retry_backoff_ms=10)
+    assert not reply["ok"] and reply["error"]["code"] == "job_failed" and reply["attempt"] == 3
+    status = b.request({"op": "status", "job": reply["job"]})
+    assert status["attempt"] == 3 and status["retries"] == 2 and status["state"] == "failed"
+    assert [x["attempt"] for x in status["attempts"]] == [1, 2, 3]
+    assert all(x["code"] == "job_failed" and x["node"] in "ab" for x in status["attempts"])
+
+
+def test_cancel_from_another_node(database, nodes):
+    a, b, c = (nodes(n, database) for n in "abc")
+    queued = submit(a, action="echo", delay_ms=600_000, wait=False)["job"]
+    reply = c.request({"op": "cancel", "job": queued})
+    assert reply == {"id": None, "ok": True, "job": queued, "cancelled": True, "state": "cancelled", "started": False}
+    assert a.request({"op": "wait", "job": queued})["error"]["code"] == "cancelled"
+    # Running on b, cancelled from c: b stops it; the reply comes once it ended.
+    running = submit(a, action="sleep", args=["60000"], node="b", wait=False)["job"]
+    wait_for("b to run it", lambda: c.request({"op": "status", "job": running})["state"] == "running")
+    reply = c.request({"op": "cancel", "job": running})
+    assert reply["ok"] and reply["cancelled"] is True and reply["state"] == "cancelled" and reply["started"] is True
+    assert "RESULT=cancelled" in b.log()
+
+
+def test_a_killed_nodes_jobs_are_rescued_within_the_bound(pg, database, nodes):
+    heartbeat, dead_after = 200, 1_500
+    a, b, c = (nodes(n, database, heartbeat_ms=heartbeat, dead_after_ms=dead_after) for n in "abc")
+    # Only b runs mode special, so b claims the job.
+    assert b.request({"op": "mode", "worker": "w1", "mode": "special"})["ok"]
+    job = submit(a, action="sleep", args=["2000"], mode="special", retries=1, wait=False)["job"]
+    wait_for("b to run it", lambda: a.request({"op": "status", "job": job}).get("node") == "b"
+             and a.request({"op": "status", "job": job})["state"] == "running")
+    b.kill()
+    assert a.request({"op": "mode", "worker": "w1", "mode": "special"})["ok"]
+    done = c.request({"op": "wait", "job": job})
+    assert done["ok"] and done["node"] == "a" and done["attempt"] == 2
+    status = c.request({"op": "status", "job": job})
+    lost = status["attempts"][0]
+    assert lost["node"] == "b" and "node b was lost" in lost["message"]
+    assert sum(n.metric("loopd_fleet_jobs_rescued_total") for n in (a, c)) == 1
+    # The documented bound, by the database's clock: from b's last renewal to the rescue,
+    # at most dead_after_ms and one heartbeat of the sweeping node (plus scheduling slack).
+    db = db_of(database)
+    gap = float(pg.psql("SELECT extract(epoch FROM (attempts->0->>'finished_at')::timestamptz - "
+                        "(SELECT heartbeat_at FROM loopd.nodes WHERE name = 'b')) FROM loopd.jobs "
+                        f"WHERE id = {job[2:]}", db=db))
+    assert gap <= (dead_after + heartbeat) / 1000 + 5, gap
+
+
+def test_a_cut_off_nodes_late_end_is_fenced(pg, nodes, workdir):
+    pg.create_database("partition")
+    proxy = Proxy(pg.port)
+    pwfile = os.path.join(workdir, "pw")
+    with open(pwfile, "w") as f:
+        f.write(pg.password + "\n")
+    via_proxy = pg.conninfo("partition", tcp=True).replace(f"port='{pg.port}'", f"port='{proxy.port}'")
+    a = nodes("a", pg.conninfo("partition"))
+    b = nodes("b", via_proxy, fleet=f'password_file = "{pwfile}"')
+    try:
+        assert b.request({"op": "mode", "worker": "w1", "mode": "special"})["ok"]
+        job = submit(a, action="sleep", args=["3000"], mode="special", retries=1, wait=False)["job"]
+        wait_for("b to run it", lambda: a.request({"op": "status", "job": job})["state"] == "running")
+        claimed = b.metric("loopd_fleet_jobs_claimed_total")
+        proxy.freeze()
+        # Cut off, b refuses fleet requests instead of hanging, and keeps its local work.
+        wait_for("b to notice", lambda: not b.fleet()["ok"])
+        # (b's w1 runs mode special: a local job for w2's mode.)
+        local = b.request({"op": "submit", "action": "echo", "args": ["local"], "mode": "maint"})
+        assert local["result"] == {"output": "local"}
+        assert a.request({"op": "mode", "worker": "w1", "mode": "special"})["ok"]
+        done = a.request({"op": "wait", "job": job})
+        assert done["ok"] and done["node"] == "a" and done["attempt"] == 2
+        # b's own run ended meanwhile; healed, its end is refused, not applied.
+        wait_for("b's run to end", lambda: f"JOB_ID={job}.1 RESULT=completed" in b.log())
+        assert b.metric("loopd_fleet_jobs_claimed_total") == claimed
+        proxy.heal()
+        wait_for("b's late end to be fenced", lambda: b.metric("loopd_fleet_ends_fenced_total") == 1)
+        assert f"the end of job {job} attempt 1 (completed) was refused" in b.log()
+        status = a.request({"op": "status", "job": job})
+        assert status["state"] == "completed" and status["node"] == "a" and status["attempt"] == 2
+        wait_for("b back", lambda: b.fleet()["ok"])
+    finally:
+        proxy.close()
+
+
+def test_a_database_restart_loses_no_acknowledged_job(pg, database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    acknowledged, refused = [], []
+    stop = threading.Event()
+
+    def producer(via):
+        while not stop.is_set():
+            reply = submit(via, action="noop", wait=False)
+            (acknowledged if reply["ok"] else refused).append(reply)
+
+    producers = [threading.Thread(target=producer, args=(via,)) for via in (a, b)]
+    for p in producers:
+        p.start()
+    wait_for("jobs before the crash", lambda: len(acknowledged) > 100)
+    pg.restart(mode="immediate")
+    for via in (a, b):
+        via.wait_joined()
+    before = len(acknowledged)
+    wait_for("jobs after it", lambda: len(acknowledged) > before + 100)
+    stop.set()
+    for p in producers:
+        p.join(WAIT)
+    assert all(r["error"]["code"] == "fleet_unavailable" for r in refused)
+    acknowledged = [r["job"] for r in acknowledged]
+    db = db_of(database)
+    wait_for("every job to end", lambda: pg.psql("SELECT count(*) FROM loopd.jobs WHERE finished_at IS NULL", db=db) == "0\n")
+    ids = ",".join(j[2:] for j in acknowledged)
+    done = pg.psql(f"SELECT count(*) FROM loopd.jobs WHERE state = 'completed' AND id IN ({ids})", db=db)
+    assert int(done) == len(acknowledged)
+    # The outage was the database's: no node took another's jobs, or declared it dead, for it.
+    assert a.metric("loopd_fleet_jobs_rescued_total") + b.metric("loopd_fleet_jobs_rescued_total") == 0
+    assert "declared dead" not in a.log() + b.log()
+
+
+def test_fleet_is_the_default_when_configured(database, nodes):
+    a = nodes("a", database, fleet='jobs = "fleet"')
+    assert a.request({"op": "submit", "action": "echo"})["job"].startswith("f-")
+    local = a.request({"op": "submit", "action": "echo", "fleet": False})
+    assert local["ok"] and not local["job"].startswith("f-")
+
+
+def test_a_fleet_job_is_its_owners(pg, database, nodes):
+    a = nodes("a", database, socket_mode="0666")
+    b = nodes("b", database, socket_mode="0666")
+    mine = submit(a, action="echo", args=["root's"])["job"]
+
+    def as_nobody(via, command, *args):
+        return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", LOOPCTL, command,
+                               "--socket", via.socket, "--server-uid", "any", "--json", *args],
+                              capture_output=True, text=True, timeout=WAIT)
+
+    # Another user: the same reply as for an id never given out.
+    for op in (["status", mine], ["wait", mine], ["cancel", mine]):
+        out = as_nobody(b, *op)
+        assert out.returncode == 5 and json.loads(out.stdout)["error"]["code"] == "unknown_job", out
+    assert json.loads(as_nobody(b, "status", mine).stdout) == json.loads(as_nobody(b, "status", "f-999999").stdout)
+    # nobody's own fleet job, submitted on b: nobody sees it from a; root, an administrator, too.
+    out = as_nobody(b, "submit", "--fleet", "echo", "nobody's")
+    assert out.returncode == 0, out.stderr
+    theirs = json.loads(out.stdout)["job"]
+    seen = json.loads(as_nobody(a, "status", theirs).stdout)
+    assert seen["ok"] and seen["owner"] == "nobody"
+    assert a.request({"op": "status", "job": theirs})["owner"] == "nobody"
+
+
+def test_the_python_client_submits_fleet_jobs(database, nodes):
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "clients", "python"))
+    import loopd
+
+    a, b = nodes("a", database), nodes("b", database)
+    with loopd.Client(a.socket) as client:
+        reply = client.submit("echo", ["py"], fleet=True, node="b")
+        assert reply.job.startswith("f-") and reply.result == {"output": "py"}
+        queued = client.submit("echo", ["later"], fleet=True, wait=False, delay_ms=60_000)
+        with loopd.Client(b.socket) as other:
+            assert other.cancel(queued.job).cancelled
+        try:
+            client.submit("echo", fleet=True, key="k")
+            raise AssertionError("a fleet job with a key was accepted")
+        except loopd.BadRequestError:
+            pass
