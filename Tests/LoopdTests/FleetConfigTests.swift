@@ -24,6 +24,7 @@ struct FleetConfigTests {
         #expect(fleet.migrate)
         #expect(fleet.jobs == .local)
         #expect(fleet.retentionSeconds == 86_400)
+        #expect(fleet.listen)
     }
 
     @Test("every key is read")
@@ -37,6 +38,7 @@ struct FleetConfigTests {
             migrate = false
             jobs = "fleet"
             retention_seconds = 3600
+            listen = false
             """).fleet)
         #expect(fleet.database == "postgresql://loopd@db.example/loopd?sslmode=verify-full")
         #expect(fleet.passwordFile == "/etc/loopd/fleet-password")
@@ -46,6 +48,7 @@ struct FleetConfigTests {
         #expect(!fleet.migrate)
         #expect(fleet.jobs == .fleet)
         #expect(fleet.retentionSeconds == 3_600)
+        #expect(!fleet.listen)
     }
 
     @Test("bad settings are errors naming the key")
@@ -57,7 +60,8 @@ struct FleetConfigTests {
             ("database = \"x\"\npassword_file = \"secret\"", "fleet.password_file", "absolute path"),
             ("database = \"x\"\nheartbeat_interval_ms = 10", "fleet.heartbeat_interval_ms", "between 100 and"),
             ("database = \"x\"\nheartbeat_interval_ms = 2000\ndead_after_ms = 5000", "fleet.dead_after_ms", "three heartbeat intervals"),
-            ("database = \"x\"\nlisten = true", "fleet.listen", "unknown key"),
+            ("database = \"x\"\nlisten = \"no\"", "fleet.listen", "must be true or false"),
+            ("database = \"x\"\nnotify = true", "fleet.notify", "unknown key"),
             ("database = \"x\"\njobs = \"remote\"", "fleet.jobs", #"must be "local" or "fleet""#),
         ] {
             do {

@@ -7,6 +7,8 @@ private PostgreSQL cluster."""
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import threading
 
@@ -56,6 +58,11 @@ def test_each_job_runs_once(pg, database, nodes):
     assert rows == ["completed|1|300"], rows
     claimed = sum(n.metric("loopd_fleet_jobs_claimed_total") for n in fleet)
     assert claimed == 300
+    # The fleet's families are valid exposition text, as promtool reads it (where the test setup put it).
+    if shutil.which("promtool"):
+        text = fleet[0].request({"op": "metrics"})["text"]
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
     assert sum(n.metric("loopd_fleet_ends_fenced_total") for n in fleet) == 0
 
 
@@ -258,3 +265,59 @@ def test_the_python_client_submits_fleet_jobs(database, nodes):
             raise AssertionError("a fleet job with a key was accepted")
         except loopd.BadRequestError:
             pass
+
+
+def test_an_application_enqueues_inside_its_own_transaction(pg, database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    db = db_of(database)
+    # Rolled back: the job never existed, and nothing ran it.
+    made = pg.psql("BEGIN; SELECT loopd.submit_job('echo', ARRAY['rolled back'], owner_name => 'root'); ROLLBACK;", db=db)
+    gone = made.strip()
+    assert gone.startswith("f-")
+    assert not a.request({"op": "status", "job": gone})["ok"]
+    # Committed: it runs, and any node answers for it.
+    job = pg.psql("SELECT loopd.submit_job('echo', ARRAY['committed'], owner_name => 'root', node => 'b');", db=db).strip()
+    done = a.request({"op": "wait", "job": job})
+    assert done["ok"] and done["result"] == {"output": "committed"} and done["node"] == "b"
+    status = b.request({"op": "status", "job": job})
+    assert status["owner"] == "root" and status["submitted_on"] == "sql:postgres" and "submitted_by" not in status
+    # The checks a submit makes that SQL can.
+    for call, phrase in [
+        ("loopd.submit_job('no-such-action', owner_name => 'root')", 'no live node of the fleet has an action named "no-such-action"'),
+        ("loopd.submit_job('echo')", "owner_name is required"),
+        ("loopd.submit_job('echo', owner_name => 'root', priority => -1)", "priority must be between"),
+        ("loopd.submit_job('echo', owner_name => 'root', retries => 1001)", "retries must be between"),
+        ("loopd.submit_job('echo', ARRAY['a', NULL], owner_name => 'root')", "none of them NULL"),
+    ]:
+        try:
+            pg.psql(f"SELECT {call};", db=db)
+            raise AssertionError(f"accepted {call}")
+        except Exception as error:  # ClusterError carries psql's message
+            assert phrase in str(error), error
+
+
+def test_loopctl_fleet_counts_what_runs_where(database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    job = submit(a, action="sleep", args=["60000"], node="b", wait=False)["job"]
+    wait_for("b to run it", lambda: a.nodes().get("b", {}).get("running") == 1)
+    reply = a.fleet()
+    assert reply["queued"] == 0 and reply["nodes"][0]["running"] == 0
+    out = a.loopctl("fleet")
+    row = [line for line in out.stdout.splitlines() if line.startswith("b ")][0]
+    assert re.match(r"b\s+\S+\s+alive\s+\S+ ago\s+1\s+w1 \(default\)", row), row
+    assert a.request({"op": "cancel", "job": job})["cancelled"]
+
+
+def test_a_node_that_only_polls(database, nodes):
+    # As behind PgBouncer in transaction mode: no LISTEN; new work, ends and cancels found at each heartbeat.
+    a = nodes("a", database)
+    p = nodes("p", database, fleet="listen = false")
+    assert p.request({"op": "mode", "worker": "w1", "mode": "special"})["ok"]
+    done = submit(a, action="echo", args=["polled"], mode="special")
+    assert done["ok"] and done["node"] == "p"
+    waited = submit(p, action="echo", args=["waited"], node="a")
+    assert waited["ok"] and waited["result"] == {"output": "waited"}
+    running = submit(a, action="sleep", args=["60000"], node="p", mode="special", wait=False)["job"]
+    wait_for("p to run it", lambda: a.request({"op": "status", "job": running})["state"] == "running")
+    reply = a.request({"op": "cancel", "job": running})
+    assert reply["ok"] and reply["cancelled"] is True

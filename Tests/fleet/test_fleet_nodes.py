@@ -45,10 +45,11 @@ def test_three_nodes_join_one_migrates_and_each_lists_all(pg, database, nodes):
     out = fleet[0].loopctl("fleet")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split() == ["NODE", "HOST", "STATE", "HEARTBEAT", "LANES", "(MODE)", "VERSION"]
+    assert lines[0].split() == ["NODE", "HOST", "STATE", "HEARTBEAT", "RUNNING", "LANES", "(MODE)", "VERSION"]
     assert lines[1].startswith("a *") and "alive" in lines[1] and "w1 (default), w2 (maint)" in lines[1]
     assert lines[2].startswith("b ") and lines[3].startswith("c ")
     assert lines[4] == "* this node (a)"
+    assert lines[5] == "fleet jobs queued: 0"
     raw = fleet[0].loopctl("fleet", "--json")
     assert raw.returncode == 0 and '"ok":true' in raw.stdout and '"node":"a"' in raw.stdout
 

@@ -6,7 +6,7 @@ public struct FleetCommand: ClientCommand {
     /// The subcommand's name and help text.
     public static let configuration = CommandConfiguration(
         commandName: "fleet",
-        abstract: "List the nodes of the daemon's fleet: state, last heartbeat, lanes and their modes.",
+        abstract: "List the nodes of the daemon's fleet: state, last heartbeat, fleet jobs running, lanes and their modes.",
         discussion: """
             STATE is alive, late (silent past two of its heartbeats), dead (declared by \
             another node after fleet.dead_after_ms of silence) or left (stopped cleanly). \
@@ -37,13 +37,18 @@ public struct FleetCommand: ClientCommand {
                 n["host"]?.stringValue ?? "?",
                 n["state"]?.stringValue ?? "?",
                 n["heartbeat_age_ms"]?.integerValue.map { TextLayout.duration(milliseconds: $0) + " ago" } ?? "-",
+                n["running"]?.integerValue.map(String.init) ?? "-",
                 lanes(n["lanes"]),
                 n["version"]?.stringValue ?? "?",
             ]
         }
-        var text = TextLayout.table(header: ["NODE", "HOST", "STATE", "HEARTBEAT", "LANES (MODE)", "VERSION"],
-                                    alignments: [.left, .left, .left, .right, .left, .left], rows: rows)
+        var text = TextLayout.table(header: ["NODE", "HOST", "STATE", "HEARTBEAT", "RUNNING", "LANES (MODE)", "VERSION"],
+                                    alignments: [.left, .left, .left, .right, .right, .left, .left], rows: rows)
         if let this { text += "* this node (\(this))\n" }
+        if let queued = reply.json["queued"]?.integerValue {
+            let lag = reply.json["lag_ms"]?.integerValue ?? 0
+            text += "fleet jobs queued: \(queued)" + (lag > 0 ? ", the oldest due waiting \(TextLayout.duration(milliseconds: lag))" : "") + "\n"
+        }
         return CommandOutput(standardOutput: text)
     }
 

@@ -4,7 +4,7 @@ import LoopPlatform
 extension ConfigLoader {
     static func readFleet(_ t: ConfigTable) throws(ConfigError) -> DaemonConfig.Fleet {
         try t.rejectUnknownKeys(allowed: ["database", "password_file", "node", "heartbeat_interval_ms", "dead_after_ms", "migrate", "jobs",
-                                     "retention_seconds"])
+                                     "retention_seconds", "listen"])
         guard let database = try t.string("database") else {
             throw t.invalid("database", "required: a libpq connection string or postgresql:// URL")
         }
@@ -33,6 +33,7 @@ extension ConfigLoader {
             fleet.jobs = parsed
         }
         if let seconds = try t.int("retention_seconds", in: ConfigRanges.retentionSeconds) { fleet.retentionSeconds = seconds }
+        if let listen = try t.bool("listen") { fleet.listen = listen }
         return fleet
     }
 }

@@ -271,6 +271,11 @@ public struct DaemonConfig: Sendable, Equatable {
         public var jobs = JobsDefault.local
         /// `retention_seconds`: how long ended fleet jobs stay in the database.
         public var retentionSeconds: Int64 = 86_400
+        /// `listen`: learn of new work, ends and cancels by LISTEN/NOTIFY
+        /// (and a poll at each heartbeat); false: by the poll alone, for a
+        /// connection through a pooler in transaction mode (PgBouncer),
+        /// where a session's LISTEN does not hold.
+        public var listen = true
 
         /// `jobs` values.
         public enum JobsDefault: String, Sendable, Equatable, CaseIterable {

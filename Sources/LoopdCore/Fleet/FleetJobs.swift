@@ -287,7 +287,8 @@ struct FleetJobRow {
     let action: String
     let args: [String]
     let ownerName: String
-    let ownerUID: UInt32
+    /// The owner's uid on the node it was submitted to; nil for one `loopd.submit_job` inserted.
+    let ownerUID: UInt32?
     let submittedNode: String
     /// The worker that ran its last attempt, else the one it asked for.
     let worker: String?
@@ -313,7 +314,7 @@ struct FleetJobRow {
         action = text("action") ?? ""
         args = PostgresArray.parseText(text("args") ?? "{}")
         ownerName = text("owner_name") ?? ""
-        ownerUID = UInt32(clamping: integer("owner_uid") ?? 0)
+        ownerUID = integer("owner_uid").map { UInt32(clamping: $0) }
         submittedNode = text("submitted_node") ?? ""
         worker = text("lane") ?? text("worker")
         pinnedNode = text("node")
@@ -341,9 +342,9 @@ struct FleetJobRow {
         var f: [(String, JSON)] = [
             ("job", .string(id)), ("state", .string(state)), ("fleet", true), ("action", .string(action)),
             ("args", .array(args.map { .string($0) })), ("priority", .integer(priority)),
-            ("submitted_by", .integer(Int64(ownerUID))), ("owner", .string(ownerName)),
-            ("submitted_on", .string(submittedNode)),
+            ("owner", .string(ownerName)), ("submitted_on", .string(submittedNode)),
         ]
+        if let ownerUID { f.append(("submitted_by", .integer(Int64(ownerUID)))) }
         if let worker { f.append(("worker", .string(worker))) }
         if let pinnedNode { f.append(("pinned_node", .string(pinnedNode))) }
         if let ranOn { f.append(("node", .string(ranOn))) }

@@ -33,6 +33,12 @@ final class FleetNode: @unchecked Sendable {
     private(set) var runner: FleetRunner?
     /// Answers the requests about fleet jobs (set by `serve`).
     private(set) var jobs: FleetJobs?
+    private var scheduler: JobScheduler?
+
+    /// The actions this node has, as `loopd.nodes.actions` holds them (`loopd.submit_job` checks them).
+    private var actionNames: String {
+        JSON.array((scheduler?.actions.keys.sorted() ?? []).map { .string($0) }).serialized()
+    }
 
     private let loop: Loop
     private let log: DaemonLogger
@@ -72,6 +78,7 @@ final class FleetNode: @unchecked Sendable {
 
     /// Runs fleet jobs on `scheduler`'s lanes and answers requests about them (before `start`).
     func serve(_ scheduler: JobScheduler) {
+        self.scheduler = scheduler
         runner = FleetRunner(node: self, scheduler: scheduler, loop: loop, log: log, metrics: metrics)
         jobs = FleetJobs(node: self, scheduler: scheduler, loop: loop, metrics: metrics)
     }
@@ -182,11 +189,13 @@ final class FleetNode: @unchecked Sendable {
 
     private func register() {
         let sql = """
-            INSERT INTO loopd.nodes AS n (name, host, pid, version, incarnation, heartbeat_interval_ms, started_at, heartbeat_at, lanes)
-            VALUES ($1, $2, $3, $4, $5, $6, now(), now(), $7::jsonb)
+            INSERT INTO loopd.nodes AS n (name, host, pid, version, incarnation, heartbeat_interval_ms, started_at, heartbeat_at,
+                                          lanes, actions)
+            VALUES ($1, $2, $3, $4, $5, $6, now(), now(), $7::jsonb, $8::jsonb)
             ON CONFLICT (name) DO UPDATE SET
                 host = excluded.host, pid = excluded.pid, version = excluded.version,
                 heartbeat_interval_ms = excluded.heartbeat_interval_ms, heartbeat_at = now(), lanes = excluded.lanes,
+                actions = excluded.actions,
                 started_at = CASE WHEN n.incarnation = excluded.incarnation THEN n.started_at ELSE now() END,
                 incarnation = excluded.incarnation, left_at = NULL, dead_at = NULL
             WHERE n.incarnation = excluded.incarnation OR n.host = excluded.host
@@ -217,7 +226,7 @@ final class FleetNode: @unchecked Sendable {
         onlineSince = .now
         loggedTrouble = nil
         // Listen before anything is read again, so no end falls between the read and the listen.
-        connection.script("LISTEN loopd_jobs; LISTEN loopd_job_ended; LISTEN loopd_cancel") { _ in }
+        if config.listen { connection.script("LISTEN loopd_jobs; LISTEN loopd_job_ended; LISTEN loopd_cancel") { _ in } }
         runner?.rescue(previousRunsOf: name)
         jobs?.connectedAgain()
         runner?.flush()
@@ -263,10 +272,10 @@ final class FleetNode: @unchecked Sendable {
     /// Says this node is alive (with its lanes), then looks for nodes that are not.
     private func renew() {
         let sql = """
-            UPDATE loopd.nodes SET heartbeat_at = now(), lanes = $3::jsonb
+            UPDATE loopd.nodes SET heartbeat_at = now(), lanes = $3::jsonb, actions = $4::jsonb
             WHERE name = $1 AND incarnation = $2 AND dead_at IS NULL AND left_at IS NULL
             """
-        connection.query(sql, [name, String(incarnation), lanes().serialized()]) { [unowned self] result in
+        connection.query(sql, [name, String(incarnation), lanes().serialized(), actionNames]) { [unowned self] result in
             switch result {
             case .failure(.unavailable): return
             case .failure(let error):
@@ -284,6 +293,11 @@ final class FleetNode: @unchecked Sendable {
             case .success:
                 if mayJudgeOthers { sweep() }
                 runner?.beat()
+                if !config.listen {
+                    // What a notification would have said: ends of waited jobs, cancels of jobs running here.
+                    jobs?.connectedAgain()
+                    runner?.pollCancels()
+                }
             }
         }
     }
@@ -324,10 +338,10 @@ final class FleetNode: @unchecked Sendable {
         }
     }
 
-    /// `register`'s $1 name, $2 host, $3 pid, $4 version, $5 incarnation, $6 heartbeat interval, $7 lanes.
+    /// `register`'s $1 name, $2 host, $3 pid, $4 version, $5 incarnation, $6 heartbeat interval, $7 lanes, $8 actions.
     private var registration: [String?] {
         [name, host, String(processID()), LoopdVersion.current, String(incarnation), String(config.heartbeatIntervalMs),
-         lanes().serialized()]
+         lanes().serialized(), actionNames]
     }
 
     // MARK: Leaving
@@ -375,8 +389,12 @@ final class FleetNode: @unchecked Sendable {
                    (extract(epoch FROM heartbeat_at) * 1000)::bigint AS heartbeat_ms,
                    (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint AS silent_ms,
                    (extract(epoch FROM left_at) * 1000)::bigint AS left_ms,
-                   (extract(epoch FROM dead_at) * 1000)::bigint AS dead_ms
-            FROM loopd.nodes ORDER BY name
+                   (extract(epoch FROM dead_at) * 1000)::bigint AS dead_ms,
+                   (SELECT count(*) FROM loopd.jobs j WHERE j.state = 'running' AND j.claimed_by = n.name) AS running,
+                   (SELECT count(*) FROM loopd.jobs WHERE state = 'queued') AS queued,
+                   (SELECT (extract(epoch FROM now() - min(run_at)) * 1000)::bigint FROM loopd.jobs
+                    WHERE state = 'queued' AND run_at <= now()) AS lag_ms
+            FROM loopd.nodes n ORDER BY name
             """
         connection.query(sql) { [unowned self] result in
             switch result {
@@ -384,7 +402,10 @@ final class FleetNode: @unchecked Sendable {
                 reply(.failure(ProtocolError(.fleetUnavailable, "\(error)")))
             case .success(let rows):
                 let nodes = rows.rows.indices.map { FleetNode.nodeJSON(rows, $0) }
-                reply(.success([("node", .string(name)), ("schema_version", .integer(Int64(version))), ("nodes", .array(nodes))]))
+                let queued = rows.rows.isEmpty ? 0 : rows.value(0, "queued").flatMap { Int64($0) } ?? 0
+                let lag = rows.rows.isEmpty ? 0 : rows.value(0, "lag_ms").flatMap { Int64($0) } ?? 0
+                reply(.success([("node", .string(name)), ("schema_version", .integer(Int64(version))),
+                                ("queued", .integer(queued)), ("lag_ms", .integer(max(lag, 0))), ("nodes", .array(nodes))]))
             }
         }
     }
@@ -414,6 +435,7 @@ final class FleetNode: @unchecked Sendable {
             ("name", .string(rows.value(row, "name") ?? "")), ("host", .string(rows.value(row, "host") ?? "")),
             ("state", .string(state)), ("pid", .integer(integer("pid") ?? 0)), ("version", .string(rows.value(row, "version") ?? "")),
             ("heartbeat_interval_ms", .integer(interval)), ("heartbeat_age_ms", .integer(max(silent, 0))),
+            ("running", .integer(integer("running") ?? 0)),
         ]
         for (column, key) in [("started_ms", "started_at"), ("heartbeat_ms", "heartbeat_at"), ("left_ms", "left_at"), ("dead_ms", "dead_at")] {
             if let ms = integer(column) { fields.append((key, .string(Timestamp.format(unixMilliseconds: ms)))) }

@@ -77,9 +77,6 @@ final class FleetRunner: @unchecked Sendable {
         scheduler.laneIdle = { [unowned self] _ in wantClaim() }
     }
 
-    /// How many fleet jobs run here now.
-    var runningCount: Int { carriers.count }
-
     /// The database's now as RFC 3339 in UTC with milliseconds, as every time in a reply is written.
     static let nowText = #"to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#
 
@@ -388,6 +385,21 @@ final class FleetRunner: @unchecked Sendable {
     }
 
     // MARK: Cancels and stopping
+
+    /// Without LISTEN (`fleet.listen = false`), at each heartbeat: the cancels of fleet jobs running here.
+    func pollCancels() {
+        guard !carriers.isEmpty else { return }
+        let sql = """
+            SELECT id FROM loopd.jobs
+            WHERE claimed_by = $1 AND claimed_incarnation = $2 AND state = 'running' AND cancel_requested_by IS NOT NULL
+            """
+        connection.query(sql, [node.name, String(node.incarnation)]) { [unowned self] result in
+            guard case .success(let rows) = result else { return }
+            for row in rows.rows.indices {
+                if let id = rows.value(row, "id").flatMap({ Int64($0) }) { cancelRequested(id) }
+            }
+        }
+    }
 
     /// `loopd_cancel`: a cancel of a fleet job running here.
     func cancelRequested(_ jobID: Int64) {

@@ -50,7 +50,7 @@ enum FleetSchema {
                 action text NOT NULL,
                 args text[] NOT NULL DEFAULT '{}',
                 owner_name text NOT NULL,
-                owner_uid bigint NOT NULL,
+                owner_uid bigint,
                 submitted_node text NOT NULL,
                 worker text,
                 node text,
@@ -110,6 +110,63 @@ enum FleetSchema {
                 FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state
                                    OR OLD.cancel_requested_by IS DISTINCT FROM NEW.cancel_requested_by)
                 EXECUTE FUNCTION loopd.jobs_notify();
+
+            -- The actions each node has, for submit_job to check.
+            ALTER TABLE loopd.nodes ADD COLUMN actions jsonb NOT NULL DEFAULT '[]';
+
+            -- A fleet job inserted by an application in its own transaction:
+            -- rolled back, it never existed; committed, it runs. The checks
+            -- of a submit that SQL can make: the protocol's bounds, and an
+            -- action some live node has. Who may call it may submit as any
+            -- owner: grant EXECUTE only to roles trusted with that.
+            CREATE FUNCTION loopd.submit_job(
+                action text, args text[] DEFAULT '{}', owner_name text DEFAULT NULL, worker text DEFAULT NULL,
+                node text DEFAULT NULL, mode text DEFAULT NULL, priority bigint DEFAULT 2147483648,
+                delay_ms bigint DEFAULT 0, timeout_ms bigint DEFAULT NULL, retries integer DEFAULT 0,
+                retry_backoff_ms bigint DEFAULT 1000, expires_in_ms bigint DEFAULT NULL)
+            RETURNS text LANGUAGE plpgsql AS $$
+            DECLARE
+                made bigint;
+            BEGIN
+                IF action IS NULL OR octet_length(action) NOT BETWEEN 1 AND 256 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: action must be 1 to 256 bytes' USING ERRCODE = '22023';
+                END IF;
+                IF owner_name IS NULL OR octet_length(owner_name) NOT BETWEEN 1 AND 256 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: owner_name is required: the user name the job runs as on every node'
+                        USING ERRCODE = '22023';
+                END IF;
+                IF args IS NULL OR cardinality(args) > 256 OR array_position(args, NULL) IS NOT NULL THEN
+                    RAISE EXCEPTION 'loopd.submit_job: args must be at most 256 strings, none of them NULL' USING ERRCODE = '22023';
+                END IF;
+                IF octet_length(worker) NOT BETWEEN 1 AND 256 OR octet_length(node) NOT BETWEEN 1 AND 256
+                   OR octet_length(mode) NOT BETWEEN 1 AND 256 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: worker, node and mode must be 1 to 256 bytes' USING ERRCODE = '22023';
+                END IF;
+                IF priority IS NULL OR priority NOT BETWEEN 0 AND 4294967295 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: priority must be between 0 and 4294967295' USING ERRCODE = '22023';
+                END IF;
+                IF delay_ms IS NULL OR delay_ms NOT BETWEEN 0 AND 86400000 OR timeout_ms NOT BETWEEN 1 AND 86400000
+                   OR retry_backoff_ms IS NULL OR retry_backoff_ms NOT BETWEEN 0 AND 86400000
+                   OR expires_in_ms NOT BETWEEN 1 AND 604800000 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: delay_ms and retry_backoff_ms must be 0 to 86400000, timeout_ms 1 to 86400000, expires_in_ms 1 to 604800000'
+                        USING ERRCODE = '22023';
+                END IF;
+                IF retries IS NULL OR retries NOT BETWEEN 0 AND 1000 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: retries must be between 0 and 1000' USING ERRCODE = '22023';
+                END IF;
+                IF NOT EXISTS (SELECT 1 FROM loopd.nodes n WHERE n.left_at IS NULL AND n.dead_at IS NULL
+                               AND n.actions ? submit_job.action) THEN
+                    RAISE EXCEPTION 'loopd.submit_job: no live node of the fleet has an action named "%"', action
+                        USING ERRCODE = '22023';
+                END IF;
+                INSERT INTO loopd.jobs AS j (action, args, owner_name, submitted_node, worker, node, mode, priority,
+                                             timeout_ms, retries, retry_backoff_ms, run_at, expires_at)
+                VALUES (action, args, owner_name, 'sql:' || session_user, worker, node, mode, priority, timeout_ms,
+                        retries, retry_backoff_ms, now() + make_interval(secs => delay_ms::double precision / 1000),
+                        now() + make_interval(secs => expires_in_ms::double precision / 1000))
+                RETURNING j.id INTO made;
+                RETURN 'f-' || made;
+            END $$;
             """),
     ]
 

@@ -137,6 +137,7 @@ import LoopRuntime
 
     private func connect() {
         state = .connecting
+        if let failure = lpq_load() { return lost(String(cString: failure)) }
         let timer = LoopTimer(after: PostgresConnection.connectTimeout) { [unowned self] _ in
             attemptTimer = nil
             if state == .connecting { lost("no connection within \(PostgresConnection.connectTimeout)") }
