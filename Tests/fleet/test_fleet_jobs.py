@@ -37,9 +37,6 @@ def test_a_job_submitted_on_one_node_runs_on_another(database, nodes):
     out = subprocess.run([LOOPCTL, "status", reply["job"], "--socket", c.socket, "--server-uid", "any"],
                          capture_output=True, text=True, timeout=WAIT)
     assert out.returncode == 0 and "completed" in out.stdout, out.stdout + out.stderr
-    # Not yet: key placement and unique keys across the fleet.
-    assert submit(a, action="echo", key="k")["error"]["code"] == "bad_request"
-    assert submit(a, action="echo", unique_key="u")["error"]["code"] == "bad_request"
     # A pin needs the fleet; an action this node lacks is refused here.
     assert a.request({"op": "submit", "action": "echo", "node": "b"})["error"]["code"] == "bad_request"
     assert submit(a, action="no-such-action")["error"]["code"] == "unknown_action"
@@ -261,8 +258,8 @@ def test_the_python_client_submits_fleet_jobs(database, nodes):
         with loopd.Client(b.socket) as other:
             assert other.cancel(queued.job).cancelled
         try:
-            client.submit("echo", fleet=True, key="k")
-            raise AssertionError("a fleet job with a key was accepted")
+            client.submit("echo", fleet=True, mode="no-such-mode", node="no-such-node", worker="w1", retries=5000)
+            raise AssertionError("retries past the limit were accepted")
         except loopd.BadRequestError:
             pass
 
@@ -321,3 +318,56 @@ def test_a_node_that_only_polls(database, nodes):
     wait_for("p to run it", lambda: a.request({"op": "status", "job": running})["state"] == "running")
     reply = a.request({"op": "cancel", "job": running})
     assert reply["ok"] and reply["cancelled"] is True
+
+
+def test_jobs_of_one_key_run_one_at_a_time_in_order_fleet_wide(pg, database, nodes):
+    a, b, c = (nodes(n, database) for n in "abc")
+    ids = [submit((a, b, c)[i % 3], action="sleep", args=["100"], key="invoice-7", wait=False)["job"] for i in range(6)]
+    other = submit(a, action="sleep", args=["100"], key="invoice-8", wait=False)["job"]
+    for job in ids + [other]:
+        assert a.request({"op": "wait", "job": job})["ok"]
+    runs = [a.request({"op": "status", "job": job}) for job in ids]
+    # Each started after the one before it ended, whichever node ran them.
+    for earlier, later in zip(runs, runs[1:]):
+        assert later["started_at"] >= earlier["finished_at"], (earlier, later)
+    assert len({r["node"] for r in runs}) >= 1
+    # Another key did not wait for this one.
+    assert a.request({"op": "status", "job": other})["started_at"] < runs[-1]["started_at"]
+
+
+def test_racing_submits_of_one_unique_key_make_one_job(pg, database, nodes):
+    a, b = nodes("a", database), nodes("b", database)
+    replies = []
+
+    def submitter(via):
+        for _ in range(10):
+            replies.append(submit(via, action="sleep", args=["300"], unique_key="nightly-export", wait=False))
+
+    threads = [threading.Thread(target=submitter, args=(via,)) for via in (a, b, a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert len(replies) == 40 and all(r["ok"] for r in replies), replies
+    assert len({r["job"] for r in replies}) == 1
+    assert sum(1 for r in replies if r.get("duplicate")) == 39
+    db = db_of(database)
+    assert pg.psql("SELECT count(*) FROM loopd.jobs WHERE unique_key = 'nightly-export'", db=db) == "1\n"
+    # Waited, a duplicate answers with the one job's end; another owner's key is another job.
+    done = submit(b, action="sleep", args=["300"], unique_key="nightly-export")
+    assert done["ok"] and done["duplicate"] is True and done["job"] == replies[0]["job"]
+
+
+def test_a_batch_claimed_for_one_idle_lane_of_a_mode_goes_where_that_mode_runs(pg, database, nodes):
+    # Two jobs of mode maint claimed at once by a node whose idle lanes are w1 (default) and w2 (maint):
+    # both must run on w2, one after the other, never be held on w1.
+    db = db_of(database)
+    a = nodes("a", database)
+    assert a.request({"op": "mode", "worker": "w2", "mode": "other"})["ok"]
+    jobs = [pg.psql("SELECT loopd.submit_job('echo', owner_name => 'root', mode => 'maint');", db=db).strip()
+            for _ in range(2)]
+    # Held until w2 runs maint again; then one claim takes both.
+    assert a.request({"op": "mode", "worker": "w2", "mode": "maint"})["ok"]
+    for job in jobs:
+        done = a.request({"op": "wait", "job": job})
+        assert done["ok"] and done["worker"] == "w2", done

@@ -151,7 +151,7 @@ def test_a_newer_schema_is_refused(pg, database, nodes):
 
 def test_a_schema_left_to_fleet_migrate(pg, database, nodes):
     a = nodes("a", database, fleet="migrate = false", joined=False)
-    reply = wait_for("a's refusal", lambda: (r := a.fleet()) and not r["ok"] and r)
+    reply = wait_for("a's refusal", lambda: (r := a.fleet()) and not r["ok"] and "--fleet-migrate" in r["error"]["message"] and r)
     assert "run loopd --fleet-migrate" in reply["error"]["message"]
     db = database.split("dbname='")[1].split("'")[0]
     assert pg.psql("SELECT to_regclass('loopd.nodes') IS NULL", db=db) == "t\n"

@@ -19,7 +19,7 @@ final class FleetJobs: @unchecked Sendable {
     private var nextSerial = 0
 
     private struct Waiter {
-        enum Kind { case submit, wait, cancel }
+        enum Kind { case submit, wait, cancel, duplicate }
         let serial: Int
         let kind: Kind
         let sink: ReplySink
@@ -50,19 +50,37 @@ final class FleetJobs: @unchecked Sendable {
             return r.sink.send { Response.error(id: id, error, into: &$0) }
         }
         guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
-        let worker: String? = if case .worker(let name) = s.placement { name } else { nil }
+        insert(s, ownerName: ownerName, id: id, from: r)
+    }
+
+    /// Inserts the job; with a `unique_key` the owner already has, answers with that job instead (`duplicate`).
+    private func insert(_ s: SubmitRequest, ownerName: String, id: RequestID?, from r: Requester, again: Bool = false) {
+        var worker: String?
+        var key: String?
+        switch s.placement {
+        case .worker(let name): worker = name
+        case .key(let k): key = k
+        case .any: break
+        }
+        // With a unique key the insert may find the owner's job instead: the unique index decides, whatever the node.
         let sql = """
-            INSERT INTO loopd.jobs (action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority,
-                                    timeout_ms, retries, retry_backoff_ms, run_at, expires_at)
-            VALUES ($1, $2::text[], $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-                    now() + make_interval(secs => $13::double precision / 1000),
-                    now() + make_interval(secs => $14::double precision / 1000))
-            RETURNING id
+            WITH made AS (
+                INSERT INTO loopd.jobs (action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority,
+                                        timeout_ms, retries, retry_backoff_ms, run_at, expires_at, key, unique_key)
+                VALUES ($1, $2::text[], $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                        now() + make_interval(secs => $13::double precision / 1000),
+                        now() + make_interval(secs => $14::double precision / 1000), $15, $16)
+                ON CONFLICT (owner_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                RETURNING id)
+            SELECT id, false AS duplicate FROM made
+            UNION ALL
+            SELECT j.id, true FROM loopd.jobs j
+            WHERE $16::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM made) AND j.owner_name = $3 AND j.unique_key = $16
             """
         let parameters: [String?] = [
             s.action, PostgresArray.text(s.args), ownerName, String(r.owner.uid), node.name, worker, s.node, s.mode,
             String(s.priority), s.timeoutMs.map(String.init), String(s.retries), String(s.retryBackoffMs),
-            String(s.delayMs), s.expiresInMs.map(String.init),
+            String(s.delayMs), s.expiresInMs.map(String.init), key, s.uniqueKey,
         ]
         connection.query(sql, parameters) { [unowned self] result in
             switch result {
@@ -72,7 +90,16 @@ final class FleetJobs: @unchecked Sendable {
             case .failure(let error):
                 r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the job was not submitted: \(error)"), into: &$0) }
             case .success(let rows):
-                guard let jobID = rows.value(0, "id").flatMap({ Int64($0) }) else { return }
+                guard let jobID = rows.value(0, "id").flatMap({ Int64($0) }) else {
+                    // The conflicting job is not in this statement's snapshot: a racing submit's, committed while
+                    // this insert waited for it, or one deleted meanwhile. Once more, with a fresh snapshot.
+                    if !again { return insert(s, ownerName: ownerName, id: id, from: r, again: true) }
+                    return r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the job was not submitted: "
+                        + "its unique_key's job kept disappearing"), into: &$0) }
+                }
+                if rows.value(0, "duplicate") == "t" {
+                    return duplicate(jobID, wait: s.wait, id: id, from: r)
+                }
                 metrics.submittedJob()
                 if s.wait {
                     // An end can only be announced after this insert's result, which comes first on the connection.
@@ -89,8 +116,9 @@ final class FleetJobs: @unchecked Sendable {
     /// `s` within the limits, and its owner's name; or the refusal a local submit would get.
     private func checked(_ s: SubmitRequest, from r: Requester) throws(ProtocolError) -> (SubmitRequest, String) {
         guard scheduler.isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
-        if case .key = s.placement { throw ProtocolError(.badRequest, "\"key\" does not apply to fleet jobs") }
-        if s.uniqueKey != nil { throw ProtocolError(.badRequest, "\"unique_key\" does not apply to fleet jobs") }
+        if let key = s.uniqueKey, key.utf8.count > scheduler.config.limits.maxUniqueKeyBytes {
+            throw ProtocolError(.badRequest, "\"unique_key\" is \(key.utf8.count) bytes; at most \(scheduler.config.limits.maxUniqueKeyBytes)")
+        }
         guard let action = scheduler.actions[s.action] else {
             throw ProtocolError(.unknownAction, "no action named \"\(s.action)\" on node \(node.name)")
         }
@@ -107,6 +135,20 @@ final class FleetJobs: @unchecked Sendable {
                                 + "a fleet job belongs to a user name, the same on every node")
         }
         return (limited, account.name)
+    }
+
+    /// A submit whose `unique_key` named a job the owner has: that job,
+    /// `duplicate`; waited for, its end.
+    private func duplicate(_ jobID: Int64, wait: Bool, id: RequestID?, from r: Requester) {
+        r.sink.owe()
+        let serial = wait ? add(.duplicate, on: jobID, sink: r.sink, requestID: id) : nil
+        read(jobID, for: r, id: id, owed: true, waiting: serial) { [unowned self] row in
+            if let serial {
+                if row.hasEnded { take(serial, of: jobID).map { settle($0, row) } }
+                return
+            }
+            r.sink.settle { Response.ok(id: id, row.replyFields + [("duplicate", true)], into: &$0) }
+        }
     }
 
     // MARK: status, wait, cancel
@@ -240,6 +282,8 @@ final class FleetJobs: @unchecked Sendable {
             switch waiter.kind {
             case .submit, .wait:
                 row.writeEndedReply(requestID: waiter.requestID, into: &out)
+            case .duplicate:
+                row.writeEndedReply(requestID: waiter.requestID, duplicate: true, into: &out)
             case .cancel:
                 Response.ok(id: waiter.requestID, [
                     ("job", .string(row.id)), ("cancelled", .bool(row.state == JobState.cancelled.rawValue)),
@@ -273,7 +317,7 @@ final class FleetJobs: @unchecked Sendable {
 struct FleetJobRow {
     static let select = """
         SELECT id, state, action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority, retries,
-               attempt, claimed_by, lane, result::text AS result, error_code, error_message, attempts::text AS attempts,
+               attempt, claimed_by, lane, key, unique_key, result::text AS result, error_code, error_message, attempts::text AS attempts,
                (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms,
                (extract(epoch FROM started_at) * 1000)::bigint AS started_ms,
                (extract(epoch FROM finished_at) * 1000)::bigint AS finished_ms,
@@ -294,6 +338,8 @@ struct FleetJobRow {
     let worker: String?
     let pinnedNode: String?
     let ranOn: String?
+    let key: String?
+    let uniqueKey: String?
     let priority: Int64
     let retries: Int64
     let attempt: Int64
@@ -319,6 +365,8 @@ struct FleetJobRow {
         worker = text("lane") ?? text("worker")
         pinnedNode = text("node")
         ranOn = text("claimed_by")
+        key = text("key")
+        uniqueKey = text("unique_key")
         priority = integer("priority") ?? 0
         retries = integer("retries") ?? 0
         attempt = integer("attempt") ?? 0
@@ -347,6 +395,8 @@ struct FleetJobRow {
         if let ownerUID { f.append(("submitted_by", .integer(Int64(ownerUID)))) }
         if let worker { f.append(("worker", .string(worker))) }
         if let pinnedNode { f.append(("pinned_node", .string(pinnedNode))) }
+        if let key { f.append(("key", .string(key))) }
+        if let uniqueKey { f.append(("unique_key", .string(uniqueKey))) }
         if let ranOn { f.append(("node", .string(ranOn))) }
         if let expiresMs { f.append(("expires_at", .string(Timestamp.format(unixMilliseconds: expiresMs)))) }
         f.append(("submitted_at", .string(Timestamp.format(unixMilliseconds: submittedMs))))
@@ -371,10 +421,11 @@ struct FleetJobRow {
     }
 
     /// The reply to a request that waited for the job's end, as a local job's: `ok` with the result, or its error.
-    func writeEndedReply(requestID: RequestID?, into out: inout [UInt8]) {
+    func writeEndedReply(requestID: RequestID?, duplicate: Bool = false, into out: inout [UInt8]) {
         var fields = replyFields
         if let result { fields.append(("result", result)) }
         if retries > 0 { fields.append(("attempt", .integer(attempt))) }
+        if duplicate { fields.append(("duplicate", true)) }
         if state == JobState.completed.rawValue {
             Response.ok(id: requestID, fields, into: &out)
         } else {

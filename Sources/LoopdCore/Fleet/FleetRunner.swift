@@ -112,23 +112,9 @@ final class FleetRunner: @unchecked Sendable {
         claiming = true
         let asked = lanes.count
         let sql = """
-            WITH lanes AS (SELECT * FROM unnest($3::text[], $4::text[], $5::boolean[]) AS l(name, mode, automatic)),
-            picked AS (
-                SELECT j.id FROM loopd.jobs j
-                WHERE j.state = 'queued' AND j.run_at <= now() AND (j.expires_at IS NULL OR j.expires_at > now())
-                  AND (j.node IS NULL OR j.node = $1) AND j.action = ANY($6::text[])
-                  AND EXISTS (SELECT 1 FROM lanes l
-                              WHERE (j.worker = l.name OR (j.worker IS NULL AND l.automatic))
-                                AND (coalesce(j.mode, 'default') = l.mode OR j.mode = 'common'))
-                ORDER BY j.priority, j.run_at, j.id
-                LIMIT $7
-                FOR UPDATE SKIP LOCKED)
-            UPDATE loopd.jobs j
-            SET state = 'running', attempt = j.attempt + 1, claimed_by = $1, claimed_incarnation = $2,
-                lease_until = now() + make_interval(secs => $8::double precision / 1000), cancel_requested_by = NULL
-            FROM picked WHERE j.id = picked.id
-            RETURNING j.id, j.action, j.args, j.owner_name, j.worker, j.mode, j.priority, j.timeout_ms, j.attempt,
-                      j.retry_backoff_ms, (extract(epoch FROM j.submitted_at) * 1000)::bigint AS submitted_ms
+            SELECT id, action, args, owner_name, worker, mode, priority, timeout_ms, attempt, retry_backoff_ms,
+                   (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms
+            FROM loopd.claim($1, $2, $3::text[], $4::text[], $5::boolean[], $6::text[], $7, $8)
             """
         let actions = scheduler.actions.keys.sorted()
         connection.query(sql, [node.name, String(node.incarnation), PostgresArray.text(lanes.map(\.0)),
@@ -162,12 +148,21 @@ final class FleetRunner: @unchecked Sendable {
         let run = FleetRun(jobID: jobID, attempt: Int(attempt), retryBackoffMs: integer("retry_backoff_ms") ?? 0)
         let worker = text("worker")
         let mode = text("mode")
-        let laneIndex = lanes.firstIndex { lane in
-            (worker == lane.0 || (worker == nil && lane.2)) && ((mode ?? "default") == lane.1 || mode == "common")
+        func fits(_ name: String, _ laneMode: String, _ automatic: Bool) -> Bool {
+            (worker == name || (worker == nil && automatic)) && ((mode ?? "default") == laneMode || mode == "common")
         }
-        // The claim matched an idle lane; one taken by an earlier row of the batch leaves the job to queue on it.
-        let lane = laneIndex.map { lanes.remove(at: $0).0 } ?? worker
-            ?? scheduler.queues.first { $0.worker.placement == .auto }?.worker.name ?? ""
+        // An idle lane that fits; else (an earlier row of the batch took it: the claim checks each job against
+        // the idle lanes, not against distinct ones) the least loaded lane that fits, where it queues; else
+        // (modes switched meanwhile) the lane it names or the first automatic one, where it is held.
+        let lane: String
+        if let i = lanes.firstIndex(where: { fits($0.0, $0.1, $0.2) }) {
+            lane = lanes.remove(at: i).0
+        } else if let q = scheduler.queues.filter({ fits($0.worker.name, $0.worker.mode, $0.worker.placement == .auto) })
+                    .min(by: { $0.outstanding < $1.outstanding }) {
+            lane = q.worker.name
+        } else {
+            lane = worker ?? scheduler.queues.first { $0.worker.placement == .auto }?.worker.name ?? ""
+        }
         let ownerName = text("owner_name") ?? ""
         let owner: JobOwner
         switch UserDatabase.account(ofUser: ownerName) {

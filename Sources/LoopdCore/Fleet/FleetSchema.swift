@@ -55,6 +55,8 @@ enum FleetSchema {
                 worker text,
                 node text,
                 mode text,
+                key text,
+                unique_key text,
                 priority bigint NOT NULL,
                 timeout_ms bigint,
                 retries integer NOT NULL DEFAULT 0,
@@ -79,12 +81,18 @@ enum FleetSchema {
             CREATE INDEX jobs_ready ON loopd.jobs (priority, run_at, id) WHERE state = 'queued';
             -- The next delayed job to wake for.
             CREATE INDEX jobs_due ON loopd.jobs (run_at) WHERE state = 'queued';
+            -- Queued jobs that may expire, for the sweep at each heartbeat.
+            CREATE INDEX jobs_expiry ON loopd.jobs (expires_at) WHERE state = 'queued' AND expires_at IS NOT NULL;
             -- Leases to renew and to rescue.
             CREATE INDEX jobs_running ON loopd.jobs (claimed_by, lease_until) WHERE state = 'running';
             -- Retention: ended jobs by age.
             CREATE INDEX jobs_finished ON loopd.jobs (finished_at) WHERE finished_at IS NOT NULL;
             -- Listings by owner.
             CREATE INDEX jobs_owner ON loopd.jobs (owner_name, id);
+            -- Per-key order: the first job of a key not yet ended.
+            CREATE INDEX jobs_key ON loopd.jobs (key, id) WHERE key IS NOT NULL AND state IN ('queued', 'running');
+            -- One job per owner and unique key, however many nodes submit it at once.
+            CREATE UNIQUE INDEX jobs_unique ON loopd.jobs (owner_name, unique_key) WHERE unique_key IS NOT NULL;
             -- A table of short-lived rows updated a few times each: vacuum it
             -- by change, not by the default fifth of a large table.
             ALTER TABLE loopd.jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
@@ -110,6 +118,37 @@ enum FleetSchema {
                 FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state
                                    OR OLD.cancel_requested_by IS DISTINCT FROM NEW.cancel_requested_by)
                 EXECUTE FUNCTION loopd.jobs_notify();
+
+            -- A node's claim: up to `wanted` due jobs its idle lanes fit, in
+            -- the order they run, skipping rows another node is claiming. A
+            -- function so that its plan walks jobs_ready in order and stops at
+            -- the limit whatever the statistics say: without them (a busy,
+            -- fresh table) the planner would sort every queued job for each
+            -- claim through a bitmap scan.
+            CREATE FUNCTION loopd.claim(node text, incarnation bigint, lane_names text[], lane_modes text[],
+                                        lane_automatic boolean[], actions text[], wanted integer, lease_ms bigint)
+            RETURNS SETOF loopd.jobs LANGUAGE sql SET enable_bitmapscan = off AS $$
+                WITH lanes AS (SELECT * FROM unnest(lane_names, lane_modes, lane_automatic) AS l(name, mode, automatic)),
+                picked AS (
+                    SELECT j.id FROM loopd.jobs j
+                    WHERE j.state = 'queued' AND j.run_at <= now() AND (j.expires_at IS NULL OR j.expires_at > now())
+                      AND (j.node IS NULL OR j.node = claim.node) AND j.action = ANY(claim.actions)
+                      -- A keyed job runs once every job of its key submitted before it has ended.
+                      AND (j.key IS NULL OR j.id = (SELECT min(k.id) FROM loopd.jobs k
+                                                    WHERE k.key = j.key AND k.state IN ('queued', 'running')))
+                      AND EXISTS (SELECT 1 FROM lanes l
+                                  WHERE (j.worker = l.name OR (j.worker IS NULL AND l.automatic))
+                                    AND (coalesce(j.mode, 'default') = l.mode OR j.mode = 'common'))
+                    ORDER BY j.priority, j.run_at, j.id
+                    LIMIT wanted
+                    FOR UPDATE SKIP LOCKED)
+                UPDATE loopd.jobs j
+                SET state = 'running', attempt = j.attempt + 1, claimed_by = claim.node,
+                    claimed_incarnation = claim.incarnation, cancel_requested_by = NULL,
+                    lease_until = now() + make_interval(secs => lease_ms::double precision / 1000)
+                FROM picked WHERE j.id = picked.id
+                RETURNING j.*
+            $$;
 
             -- The actions each node has, for submit_job to check.
             ALTER TABLE loopd.nodes ADD COLUMN actions jsonb NOT NULL DEFAULT '[]';

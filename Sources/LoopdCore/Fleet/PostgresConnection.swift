@@ -404,9 +404,9 @@ import LoopRuntime
         affected = Int(String(cString: lpq_PQcmdTuples(result))) ?? 0
     }
 
-    /// The value of `column` in row `row`.
+    /// The value of `column` in row `row`; nil for NULL, and for a row or column the result does not have.
     public func value(_ row: Int, _ column: String) -> String? {
-        guard let index = columns.firstIndex(of: column) else { return nil }
+        guard rows.indices.contains(row), let index = columns.firstIndex(of: column) else { return nil }
         return rows[row][index]
     }
 }
