@@ -308,7 +308,8 @@ final class FleetNode: @unchecked Sendable {
         case "loopd_jobs":
             runner?.wantClaim()
         case "loopd_job_ended":
-            if let id = Int64(payload) { jobs?.jobEnded(id) }
+            // The ids one statement ended, comma-separated.
+            for id in payload.split(separator: ",") { if let id = Int64(id) { jobs?.jobEnded(id) } }
         case "loopd_cancel":
             // "NODE ID": a cancel of a job running on NODE.
             let parts = payload.split(separator: " ")

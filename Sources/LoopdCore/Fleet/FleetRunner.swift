@@ -47,6 +47,13 @@ final class FleetRunner: @unchecked Sendable {
     private var flushWaiters: [() -> Void] = []
     private var claiming = false
     private var claimWanted = false
+    /// The last claim got all it asked for: there is a backlog, so the next
+    /// one takes a few jobs per idle lane (`backlogJobsPerLane`).
+    private var backlog = false
+    /// Jobs claimed per idle lane while there is a backlog: fewer
+    /// statements per job. They queue on the node's fitting lanes, under
+    /// its leases; a node may hold that many more than it runs at once.
+    static let backlogJobsPerLane = 4
     private var claimScheduled = false
     /// Wakes the node when the earliest delayed job falls due.
     private var dueTimer: LoopTimer?
@@ -110,7 +117,7 @@ final class FleetRunner: @unchecked Sendable {
         guard !lanes.isEmpty else { return }
         claimWanted = false
         claiming = true
-        let asked = lanes.count
+        let asked = backlog ? lanes.count * FleetRunner.backlogJobsPerLane : lanes.count
         let sql = """
             SELECT id, action, args, owner_name, worker, mode, priority, timeout_ms, attempt, retry_backoff_ms,
                    (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms
@@ -119,7 +126,7 @@ final class FleetRunner: @unchecked Sendable {
         let actions = scheduler.actions.keys.sorted()
         connection.query(sql, [node.name, String(node.incarnation), PostgresArray.text(lanes.map(\.0)),
                                PostgresArray.text(lanes.map(\.1)), PostgresArray.bool(lanes.map(\.2)),
-                               PostgresArray.text(actions), String(lanes.count), lease]) { [unowned self] result in
+                               PostgresArray.text(actions), String(asked), lease]) { [unowned self] result in
             claiming = false
             switch result {
             case .failure(.unavailable):
@@ -130,7 +137,8 @@ final class FleetRunner: @unchecked Sendable {
                 metrics.claimed(rows.rows.count)
                 var lanes = lanes
                 for row in rows.rows.indices { start(rows, row, lanes: &lanes) }
-                if rows.rows.count == asked {
+                backlog = rows.rows.count == asked
+                if backlog {
                     wantClaim()  // every idle lane got one: more may wait
                 } else {
                     armDue()

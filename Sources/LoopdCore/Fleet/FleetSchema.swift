@@ -98,26 +98,45 @@ enum FleetSchema {
             ALTER TABLE loopd.jobs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
                                         autovacuum_analyze_scale_factor = 0.02, fillfactor = 80);
 
-            -- New work wakes the nodes (one notification per transaction:
-            -- identical ones are folded); an end wakes its waiters; a cancel
-            -- of a running job wakes the node running it.
-            CREATE FUNCTION loopd.jobs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+            -- The nodes' wake-ups, one statement's worth at a time: new or
+            -- requeued work (one notification, which PostgreSQL folds per
+            -- transaction), the ids of the jobs that ended (in chunks that fit
+            -- a payload), and cancels of running jobs ("NODE ID").
+            CREATE FUNCTION loopd.jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
-                IF NEW.state = 'queued' THEN
+                IF EXISTS (SELECT 1 FROM inserted WHERE state = 'queued') THEN
                     PERFORM pg_notify('loopd_jobs', '');
-                ELSIF NEW.state <> 'running' THEN
-                    PERFORM pg_notify('loopd_job_ended', NEW.id::text);
-                ELSIF NEW.cancel_requested_by IS NOT NULL AND OLD.cancel_requested_by IS NULL THEN
-                    PERFORM pg_notify('loopd_cancel', NEW.claimed_by || ' ' || NEW.id::text);
                 END IF;
                 RETURN NULL;
             END $$;
-            CREATE TRIGGER jobs_notify_insert AFTER INSERT ON loopd.jobs
-                FOR EACH ROW EXECUTE FUNCTION loopd.jobs_notify();
-            CREATE TRIGGER jobs_notify_update AFTER UPDATE OF state, cancel_requested_by ON loopd.jobs
-                FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state
-                                   OR OLD.cancel_requested_by IS DISTINCT FROM NEW.cancel_requested_by)
-                EXECUTE FUNCTION loopd.jobs_notify();
+            CREATE TRIGGER jobs_notify_insert AFTER INSERT ON loopd.jobs REFERENCING NEW TABLE AS inserted
+                FOR EACH STATEMENT EXECUTE FUNCTION loopd.jobs_inserted();
+            CREATE FUNCTION loopd.jobs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                payload text;
+            BEGIN
+                IF EXISTS (SELECT 1 FROM after_rows a JOIN before_rows b USING (id)
+                           WHERE a.state = 'queued' AND b.state <> 'queued') THEN
+                    PERFORM pg_notify('loopd_jobs', '');
+                END IF;
+                FOR payload IN
+                    SELECT string_agg(a.id::text, ',') FROM after_rows a JOIN before_rows b USING (id)
+                    WHERE a.state NOT IN ('queued', 'running') AND b.state IN ('queued', 'running')
+                    GROUP BY a.id / 300
+                LOOP
+                    PERFORM pg_notify('loopd_job_ended', payload);
+                END LOOP;
+                FOR payload IN
+                    SELECT a.claimed_by || ' ' || a.id FROM after_rows a JOIN before_rows b USING (id)
+                    WHERE a.state = 'running' AND a.cancel_requested_by IS NOT NULL AND b.cancel_requested_by IS NULL
+                LOOP
+                    PERFORM pg_notify('loopd_cancel', payload);
+                END LOOP;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER jobs_notify_update AFTER UPDATE ON loopd.jobs
+                REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION loopd.jobs_updated();
 
             -- A node's claim: up to `wanted` due jobs its idle lanes fit, in
             -- the order they run, skipping rows another node is claiming. A
@@ -127,7 +146,9 @@ enum FleetSchema {
             -- claim through a bitmap scan.
             CREATE FUNCTION loopd.claim(node text, incarnation bigint, lane_names text[], lane_modes text[],
                                         lane_automatic boolean[], actions text[], wanted integer, lease_ms bigint)
-            RETURNS SETOF loopd.jobs LANGUAGE sql SET enable_bitmapscan = off AS $$
+            RETURNS SETOF loopd.jobs LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
+            BEGIN
+                RETURN QUERY
                 WITH lanes AS (SELECT * FROM unnest(lane_names, lane_modes, lane_automatic) AS l(name, mode, automatic)),
                 picked AS (
                     SELECT j.id FROM loopd.jobs j
@@ -141,14 +162,16 @@ enum FleetSchema {
                                     AND (coalesce(j.mode, 'default') = l.mode OR j.mode = 'common'))
                     ORDER BY j.priority, j.run_at, j.id
                     LIMIT wanted
-                    FOR UPDATE SKIP LOCKED)
-                UPDATE loopd.jobs j
-                SET state = 'running', attempt = j.attempt + 1, claimed_by = claim.node,
-                    claimed_incarnation = claim.incarnation, cancel_requested_by = NULL,
-                    lease_until = now() + make_interval(secs => lease_ms::double precision / 1000)
-                FROM picked WHERE j.id = picked.id
-                RETURNING j.*
-            $$;
+                    FOR UPDATE SKIP LOCKED),
+                claimed AS (
+                    UPDATE loopd.jobs j
+                    SET state = 'running', attempt = j.attempt + 1, claimed_by = claim.node,
+                        claimed_incarnation = claim.incarnation, cancel_requested_by = NULL,
+                        lease_until = now() + make_interval(secs => lease_ms::double precision / 1000)
+                    FROM picked WHERE j.id = picked.id
+                    RETURNING j.*)
+                SELECT * FROM claimed;
+            END $$;
 
             -- The actions each node has, for submit_job to check.
             ALTER TABLE loopd.nodes ADD COLUMN actions jsonb NOT NULL DEFAULT '[]';
