@@ -88,6 +88,7 @@ private func encode(_ request: Request) -> String {
         members.append(("op", "jobs"))
         members += filters(q)
         members.append(("cursor", q.cursor.map { .string($0) } ?? .null))
+        if q.fleet { members.append(("fleet", true)) }
     case .retry(let which), .discard(let which):
         if case .retry = request.operation { members.append(("op", "retry")) } else { members.append(("op", "discard")) }
         switch which {

@@ -23,6 +23,8 @@ public struct JobsQuery: Sendable, Equatable {
     /// Where the page starts: a previous reply's `next_cursor`, opaque to
     /// everyone but the daemon that made it. nil: the oldest job.
     public var cursor: String?
+    /// `fleet`: list the fleet's jobs (from the fleet's database) instead of this host's.
+    public var fleet = false
 
     /// Creates a query; with no arguments, the first page of every job.
     public init(states: [JobState]? = nil, worker: String? = nil, action: String? = nil,

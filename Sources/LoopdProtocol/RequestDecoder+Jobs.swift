@@ -18,6 +18,7 @@ extension RequestDecoder {
             }
             q.cursor = cursor
         }
+        q.fleet = try f.optionalBool("fleet") ?? false
         return q
     }
 
@@ -31,6 +32,7 @@ extension RequestDecoder {
             return .job(job)
         }
         guard !f.has("cursor") else { throw ProtocolError(.badRequest, "\"\(op)\" takes no \"cursor\": repeat it until none is left") }
+        guard !f.has("fleet") else { throw ProtocolError(.badRequest, "\"\(op)\" is about this host's jobs: it takes no \"fleet\"") }
         var q = try jobs(&f)
         if let states = q.states {
             for s in states where !s.isFinal {

@@ -44,6 +44,24 @@ import LoopdProtocol
         #expect(try Self.decode(line).get() == Request(id: .string("p"), operation: .jobs(expected)))
     }
 
+    @Test("fleet: a boolean, false by default; retry and discard refuse it (fleet jobs)")
+    func jobsFleet() throws {
+        var fleet = JobsQuery()
+        fleet.fleet = true
+        #expect(try Self.operation(#"{"op":"jobs","fleet":true}"#) == .jobs(fleet))
+        #expect(try Self.operation(#"{"op":"jobs","fleet":false}"#) == .jobs(JobsQuery()))
+        #expect(Self.refusal(#"{"op":"jobs","fleet":"yes"}"#)?.message == #""fleet" must be true or false, not string"#)
+        for op in ["retry", "discard"] {
+            #expect(Self.refusal(#"{"op":"\#(op)","fleet":true}"#)?.message == #""\#(op)" is about this host's jobs: it takes no "fleet""#)
+        }
+        // And submit's: fleet and node.
+        guard case .submit(let s) = try Self.operation(#"{"op":"submit","action":"echo","fleet":true,"node":"web-2"}"#) else {
+            Issue.record("not a submit")
+            return
+        }
+        #expect(s.fleet == true && s.node == "web-2")
+    }
+
     @Test("state: one name or an array of names, every state by its wire name")
     func jobsStates() throws {
         #expect(try Self.operation(#"{"op":"jobs","state":"running"}"#) == .jobs(JobsQuery(states: [.running])))

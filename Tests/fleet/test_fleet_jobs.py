@@ -371,3 +371,33 @@ def test_a_batch_claimed_for_one_idle_lane_of_a_mode_goes_where_that_mode_runs(p
     for job in jobs:
         done = a.request({"op": "wait", "job": job})
         assert done["ok"] and done["worker"] == "w2", done
+
+
+def test_the_fleets_jobs_are_listed_from_any_node(pg, database, nodes):
+    a, b = nodes("a", database, socket_mode="0666"), nodes("b", database, socket_mode="0666")
+    made = [submit((a, b)[i % 2], action="echo", args=[str(i)], wait=False)["job"] for i in range(5)]
+    failed = submit(a, action="fail")["job"]
+    queued = submit(b, action="echo", delay_ms=600_000, wait=False)["job"]
+    for job in made:
+        a.request({"op": "wait", "job": job})
+    # Pages, oldest first, from either node.
+    first = b.request({"op": "jobs", "fleet": True, "limit": 4})
+    assert [j["job"] for j in first["jobs"]] == made[:4] and first["next_cursor"] == made[3]
+    rest = a.request({"op": "jobs", "fleet": True, "limit": 4, "cursor": first["next_cursor"]})
+    assert [j["job"] for j in rest["jobs"]] == [made[4], failed, queued] and rest["next_cursor"] is None
+    entry = rest["jobs"][1]
+    assert entry["state"] == "failed" and entry["fleet"] is True and "result" not in entry and "node" in entry
+    # Filters: state (a delayed job is queued), action.
+    assert [j["job"] for j in a.request({"op": "jobs", "fleet": True, "state": "failed"})["jobs"]] == [failed]
+    assert [j["job"] for j in a.request({"op": "jobs", "fleet": True, "state": "delayed"})["jobs"]] == [queued]
+    assert [j["job"] for j in a.request({"op": "jobs", "fleet": True, "action": "fail"})["jobs"]] == [failed]
+    # loopctl jobs --fleet; another user sees none of root's.
+    out = a.loopctl("jobs", "--fleet")
+    assert out.returncode == 0 and all(job in out.stdout for job in made), out.stdout
+    other = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", LOOPCTL, "jobs",
+                            "--socket", b.socket, "--server-uid", "any", "--json", "--fleet"],
+                           capture_output=True, text=True, timeout=WAIT)
+    assert json.loads(other.stdout)["jobs"] == []
+    # Local listing stays local; retry and discard take no fleet.
+    assert all(not j["job"].startswith("f-") or "." in j["job"] for j in a.request({"op": "jobs"})["jobs"])
+    assert a.request({"op": "retry", "fleet": True})["error"]["code"] == "bad_request"

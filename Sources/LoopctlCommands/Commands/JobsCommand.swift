@@ -53,6 +53,10 @@ public struct JobsCommand: ClientCommand {
     @Flag(help: "Fetch every page and print them as one table.")
     public var all = false
 
+    /// `--fleet`: the fleet's jobs instead of this host's.
+    @Flag(help: "List the fleet's jobs (from the fleet's database) instead of this host's.")
+    public var fleet = false
+
     /// Creates the command with its defaults (ArgumentParser fills in the rest).
     public init() {}
 
@@ -82,6 +86,7 @@ public struct JobsCommand: ClientCommand {
         if let sinceUnixMs { fields.append(("since", .string(Timestamp.format(unixMilliseconds: sinceUnixMs)))) }
         if let limit { fields.append(("limit", .integer(Int64(limit)))) }
         if let cursor { fields.append(("cursor", .string(cursor))) }
+        if fleet { fields.append(("fleet", true)) }
         return fields
     }
 

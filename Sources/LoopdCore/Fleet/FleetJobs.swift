@@ -226,6 +226,47 @@ final class FleetJobs: @unchecked Sendable {
         }
     }
 
+    /// `jobs` with `fleet`: a page of the fleet's jobs `r` may see (its
+    /// user name's; every one for an administrator), oldest submission
+    /// first. A fleet job is `queued` until it runs, delayed or held alike,
+    /// so `delayed` and `held` select queued ones. The cursor is the last
+    /// job's id.
+    func list(_ query: JobsQuery, id: RequestID?, from r: Requester) {
+        var after: Int64 = 0
+        if let cursor = query.cursor {
+            guard let last = FleetJobID.parse(cursor) else {
+                return r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one a fleet listing gave out"), into: &$0) }
+            }
+            after = last
+        }
+        guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
+        let states = query.states.map { list in
+            Set(list.map { [.delayed, .held].contains($0) ? JobState.queued.rawValue : $0.rawValue }).sorted()
+        }
+        let sql = """
+            SELECT \(FleetJobRow.columns) FROM loopd.jobs
+            WHERE ($1::boolean OR owner_name = $2) AND ($3::text[] IS NULL OR state = ANY($3::text[]))
+              AND ($4::text IS NULL OR coalesce(lane, worker) = $4) AND ($5::text IS NULL OR action = $5)
+              AND ($6::bigint IS NULL OR submitted_at >= to_timestamp($6::double precision / 1000)) AND id > $7
+            ORDER BY id LIMIT $8
+            """
+        let parameters: [String?] = [
+            scheduler.seesEveryJob(r) ? "true" : "false", userName(r) ?? "", states.map { PostgresArray.text($0) },
+            query.worker, query.action, query.submittedSinceUnixMs.map(String.init), String(after), String(query.limit + 1),
+        ]
+        connection.query(sql, parameters) { result in
+            switch result {
+            case .failure(let error):
+                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "\(error)"), into: &$0) }
+            case .success(let rows):
+                let page = rows.rows.indices.prefix(query.limit).map { FleetJobRow(rows, $0) }
+                let next: JSON = rows.rows.count > query.limit ? .string(page[page.count - 1].id) : .null
+                r.sink.send { Response.ok(id: id, [("jobs", .array(page.map { .object($0.listFields) })), ("next_cursor", next)],
+                                          into: &$0) }
+            }
+        }
+    }
+
     /// Reads the job for `r`; replies itself when it cannot (unknown, not
     /// `r`'s, unreachable), settling the reply when it was `owed`.
     private func read(_ jobID: Int64, for r: Requester, id: RequestID?, owed: Bool = false, waiting serial: Int? = nil,
@@ -315,15 +356,17 @@ final class FleetJobs: @unchecked Sendable {
 
 /// One row of `loopd.jobs` as the requests show it.
 struct FleetJobRow {
-    static let select = """
-        SELECT id, state, action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority, retries,
+    static let select = "SELECT \(columns) FROM loopd.jobs WHERE id = $1"
+
+    /// What `FleetJobRow(_:_:)` reads.
+    static let columns = """
+        id, state, action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority, retries,
                attempt, claimed_by, lane, key, unique_key, result::text AS result, error_code, error_message, attempts::text AS attempts,
                (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms,
                (extract(epoch FROM started_at) * 1000)::bigint AS started_ms,
                (extract(epoch FROM finished_at) * 1000)::bigint AS finished_ms,
                (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms,
                (extract(epoch FROM run_at) * 1000)::bigint AS run_ms
-        FROM loopd.jobs WHERE id = $1
         """
 
     let id: String
@@ -410,6 +453,11 @@ struct FleetJobRow {
         if retries > 0 { f.append(("retries", .integer(retries))) }
         if let list = attempts?.arrayValue, !list.isEmpty { f.append(("attempts", .array(list))) }
         return f
+    }
+
+    /// A `jobs` entry: `status`'s fields but the result, the arguments and the attempts.
+    var listFields: [(String, JSON)] {
+        statusFields.filter { !["result", "args", "attempts"].contains($0.0) }
     }
 
     /// A `submit` or `wait` reply before the end: the job's state now.

@@ -52,6 +52,9 @@ extension Server {
             } else {
                 scheduler.wait(jobID, timeoutMs: timeoutMs, id: id, from: r)
             }
+        case .jobs(let query) where query.fleet:
+            guard let jobs = fleet?.jobs else { return c.sink.send(Response.error(id: id, notInFleet)) }
+            jobs.list(query, id: id, from: r)
         case .jobs(let query):
             scheduler.list(query, id: id, from: r)
         case .workers:
