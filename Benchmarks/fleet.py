@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The fleet draining a backlog of empty jobs, beside PostgreSQL job queues.
+"""The fleet running empty jobs, beside PostgreSQL job queues: a backlog
+drained, and a stream of submissions.
 
-    python3 Benchmarks/fleet.py [--bin DIR] [--jobs N] [--quick]
+    python3 Benchmarks/fleet.py [--scenario drain|stream|all] [--bin DIR]
+                                [--jobs N] [--seconds S] [--quick]
 
   drain    N empty jobs are enqueued first, with nothing consuming them;
            then the consumers start and drain them. jobs/s from the
@@ -22,7 +24,22 @@
            procrastinate: its schema, batch_defer_async of 1,000, one worker
            process (run_worker_async, concurrency 10, an async no-op task).
 
-Defaults: N = 20,000; --quick: N = 2,000. The PostgreSQL server is a private
+  stream   the consumers are up first (the same ones as in drain); then
+           producers submit one job per request for S seconds: 1 producer,
+           then 50 (50 asyncio tasks in one producer process, each with its
+           own connection: a loopd socket, spread over the nodes; an asyncpg
+           connection; procrastinate's pool of 50). loopd: `submit` with
+           `fleet: true, wait: false` over a persistent connection; pgqueuer:
+           `Queries.enqueue` of one job; procrastinate: `defer_async`.
+           Reported: jobs submitted, jobs ended within the window per second,
+           enqueue-to-start p50/p99 of every submitted job from the subject's
+           own tables (loopd: started_at - submitted_at; pgqueuer: its log's
+           `picked` row - its `queued` row; procrastinate: its `started`
+           event - its `deferred` event), PostgreSQL's CPU over the window
+           per job ended in it. Then the backlog is let finish and every job
+           checked to have run once.
+
+Defaults: N = 20,000, S = 10; --quick: N = 2,000, S = 3. The PostgreSQL server is a private
 one (Tests/fleet/pgcluster.py: owned by nobody, fsync off, the same for
 every subject), one database per run. pgqueuer and procrastinate come from
 a venv at .build/fleet-bench-venv:
@@ -248,6 +265,188 @@ def verify_procrastinate(conn, jobs):
         " FROM procrastinate_jobs").fetchone()
     ok = done == total == started == distinct == jobs
     return ok, f"{done}/{total} succeeded, {started} starts of {distinct} jobs"
+
+
+# The producers of the stream: argv = target, seconds, producers. Each says
+# "ready" once connected, starts on a line on stdin, and prints how many jobs
+# it submitted.
+STREAM_MAIN = """
+async def main():
+    conns = await asyncio.gather(*[connect(i) for i in range(int(sys.argv[3]))])
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    end = time.monotonic() + float(sys.argv[2])
+    async def produce(c):
+        n = 0
+        while time.monotonic() < end:
+            await submit(c)
+            n += 1
+        return n
+    print(sum(await asyncio.gather(*[produce(c) for c in conns])), flush=True)
+"""
+
+LOOPD_PRODUCER = """
+import asyncio, json, sys, time
+LINE = json.dumps({"op": "submit", "action": "noop", "fleet": True, "wait": False}).encode() + b"\\n"
+async def connect(i):
+    sockets = sys.argv[1].split(",")
+    return await asyncio.open_unix_connection(sockets[i % len(sockets)])
+async def submit(c):
+    c[1].write(LINE)
+    reply = json.loads(await c[0].readline())
+    if not reply.get("ok"):
+        raise SystemExit(f"submit refused: {reply}")
+""" + STREAM_MAIN + """
+asyncio.run(main())
+"""
+
+PGQ_PRODUCER = """
+import asyncio, sys, time, asyncpg
+from pgqueuer.db import AsyncpgDriver
+from pgqueuer.queries import Queries
+async def connect(i):
+    return Queries(AsyncpgDriver(await asyncpg.connect(sys.argv[1])))
+async def submit(q):
+    await q.enqueue("empty", None)
+""" + STREAM_MAIN + """
+asyncio.run(main())
+"""
+
+PROC_PRODUCER = """
+import asyncio, sys, time
+import procrastinate
+app = procrastinate.App(connector=procrastinate.PsycopgConnector(
+    conninfo=sys.argv[1], min_size=int(sys.argv[3]), max_size=int(sys.argv[3])))
+@app.task(name="empty")
+async def empty():
+    pass
+async def connect(i):
+    return None
+async def submit(_):
+    await empty.defer_async()
+""" + STREAM_MAIN.replace("async def main():", "async def main_():") + """
+async def main():
+    async with app.open_async():
+        await main_()
+asyncio.run(main())
+"""
+
+
+def stream(pg, producer, target, seconds, producers, env=None):
+    """Runs the producers for `seconds`: (submitted, wall-clock window, PG CPU seconds over it)."""
+    proc = subprocess.Popen([VENV_PY, "-c", producer, target, str(seconds), str(producers)], env=env,
+                            text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit("a producer did not start")
+    cpu0, w0 = pg.cpu_seconds(), time.time()
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    time.sleep(seconds)
+    cpu1, w1 = pg.cpu_seconds(), time.time()
+    submitted = int(proc.stdout.readline())
+    if proc.wait(30) != 0:
+        raise SystemExit("a producer failed")
+    return submitted, (w0, w1), cpu1 - cpu0
+
+
+def stream_row(name, submitted, window, cpu_s, ended, p50, p99, ok, check, note):
+    w = window[1] - window[0]
+    return dict(name=name, submitted=submitted, rate=ended / w, p50=p50, p99=p99,
+                cpu_us=cpu_s / ended * 1e6 if ended else float("nan"),
+                ok=ok, check=check + ("" if ok else "  ** FAILED **"), note=note)
+
+
+def stream_loopd(pg, workdir, n_nodes, seconds, producers):
+    db = f"sloopd{n_nodes}p{producers}"
+    pg.create_database(db)
+    conninfo = pg.conninfo(db)
+    conn = psycopg.connect(conninfo, autocommit=True)
+    nodes = [node(workdir, f"s{n_nodes}p{producers}-{i}", conninfo, [("w1", "default"), ("w2", "default")])
+             for i in range(n_nodes)]
+    for n in nodes:
+        n.start()
+    for n in nodes:
+        n.wait_joined()
+    submitted, window, cpu_s = stream(pg, LOOPD_PRODUCER, ",".join(n.socket for n in nodes), seconds, producers)
+    wait_drained(conn, "SELECT count(*) FROM loopd.jobs WHERE finished_at IS NULL")
+    ended, p50, p99, ok, total = conn.execute(
+        "SELECT count(*) FILTER (WHERE finished_at BETWEEN to_timestamp(%s) AND to_timestamp(%s)),"
+        " percentile_cont(0.5) WITHIN GROUP (ORDER BY started_at - submitted_at),"
+        " percentile_cont(0.99) WITHIN GROUP (ORDER BY started_at - submitted_at),"
+        " count(*) FILTER (WHERE state = 'completed' AND attempt = 1), count(*) FROM loopd.jobs",
+        window).fetchone()
+    per_node = conn.execute("SELECT claimed_by, count(*) FROM loopd.jobs GROUP BY 1 ORDER BY 1").fetchall()
+    for n in nodes:
+        n.stop()
+    conn.close()
+    return stream_row(f"loopd, {n_nodes} node{'s' if n_nodes > 1 else ''} ({2 * n_nodes} lanes)",
+                      submitted, window, cpu_s, ended, p50, p99, ok == total == submitted,
+                      f"{ok}/{total} completed at attempt 1", "by node " + " ".join(str(c) for _, c in per_node))
+
+
+def stream_python(pg, workdir, name, db, seconds, producers, setup, producer, worker, worker_arg,
+                  remaining, measure, verify, note):
+    pg.create_database(db)
+    url = pg.url(db)
+    env = dict(os.environ, PGHOST=pg.socketdir, PGPORT=str(pg.port), PGUSER=pg.superuser, PGDATABASE=db)
+    for argv in setup:
+        subprocess.run(argv, env=env, check=True, capture_output=True)
+    conn = psycopg.connect(pg.conninfo(db), autocommit=True)
+    proc = subprocess.Popen([VENV_PY, "-c", worker, url, str(worker_arg)], env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(os.path.join(workdir, f"{db}.log"), "w"))
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit(f"{name}'s consumer did not start: see {workdir}/{db}.log")
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    time.sleep(1)  # the consumer polling
+    submitted, window, cpu_s = stream(pg, producer, url, seconds, producers, env)
+    wait_drained(conn, remaining)
+    time.sleep(0.5)  # what the consumer writes after the job's own end (logs, events)
+    ended, p50, p99 = conn.execute(measure, window).fetchone()
+    ok, check = verify(conn, submitted)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    conn.close()
+    return stream_row(name, submitted, window, cpu_s, ended, p50, p99, ok, check, note)
+
+
+PGQ_MEASURE = """
+SELECT count(*) FILTER (WHERE e.created BETWEEN to_timestamp(%s) AND to_timestamp(%s)),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY p.created - q.created),
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY p.created - q.created)
+FROM pgqueuer_log q
+JOIN pgqueuer_log p ON p.job_id = q.job_id AND p.status = 'picked'
+JOIN pgqueuer_log e ON e.job_id = q.job_id AND e.status = 'successful'
+WHERE q.status = 'queued'
+"""
+
+PROC_MEASURE = """
+SELECT count(*) FILTER (WHERE e.at BETWEEN to_timestamp(%s) AND to_timestamp(%s)),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY s.at - d.at),
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY s.at - d.at)
+FROM procrastinate_events d
+JOIN procrastinate_events s ON s.job_id = d.job_id AND s.type = 'started'
+JOIN procrastinate_events e ON e.job_id = d.job_id AND e.type = 'succeeded'
+WHERE d.type = 'deferred'
+"""
+
+
+def ms(interval):
+    return "" if interval is None else f"{interval.total_seconds() * 1e3:,.1f}"
+
+
+def print_stream(rows, seconds, load_before):
+    print(f"\nStream for {seconds} s (load average before {load_before}, after {loadavg()})\n")
+    print("| subject | producers | submitted | ended jobs/s | enqueue→start p50 ms | p99 ms |"
+          " PG CPU µs/job | checked | |")
+    print("|---|--:|--:|--:|--:|--:|--:|---|---|")
+    for r in rows:
+        print(f"| {r['name']} | {r['producers']} | {r['submitted']:,} | {r['rate']:,.0f} | {ms(r['p50'])} | "
+              f"{ms(r['p99'])} | {r['cpu_us']:,.0f} | {r['check']} | {r['note']} |")
 
 
 def version(pkg):

@@ -278,6 +278,14 @@ def test_an_application_enqueues_inside_its_own_transaction(pg, database, nodes)
     assert done["ok"] and done["result"] == {"output": "committed"} and done["node"] == "b"
     status = b.request({"op": "status", "job": job})
     assert status["owner"] == "root" and status["submitted_on"] == "sql:postgres" and "submitted_by" not in status
+    # A unique key names the owner's job, from SQL as from any node; a key orders as a submit's does.
+    keyed = pg.psql("SELECT loopd.submit_job('echo', owner_name => 'root', unique_key => 'etl-1', key => 'etl', "
+                    "delay_ms => 600000);", db=db).strip()
+    again = pg.psql("SELECT loopd.submit_job('echo', owner_name => 'root', unique_key => 'etl-1');", db=db).strip()
+    assert again == keyed
+    duplicate = submit(a, action="echo", unique_key="etl-1", wait=False)
+    assert duplicate["job"] == keyed and duplicate["duplicate"] is True
+    assert b.request({"op": "status", "job": keyed})["key"] == "etl"
     # The checks a submit makes that SQL can.
     for call, phrase in [
         ("loopd.submit_job('no-such-action', owner_name => 'root')", 'no live node of the fleet has an action named "no-such-action"'),

@@ -185,8 +185,10 @@ enum FleetSchema {
                 action text, args text[] DEFAULT '{}', owner_name text DEFAULT NULL, worker text DEFAULT NULL,
                 node text DEFAULT NULL, mode text DEFAULT NULL, priority bigint DEFAULT 2147483648,
                 delay_ms bigint DEFAULT 0, timeout_ms bigint DEFAULT NULL, retries integer DEFAULT 0,
-                retry_backoff_ms bigint DEFAULT 1000, expires_in_ms bigint DEFAULT NULL)
+                retry_backoff_ms bigint DEFAULT 1000, expires_in_ms bigint DEFAULT NULL, key text DEFAULT NULL,
+                unique_key text DEFAULT NULL)
             RETURNS text LANGUAGE plpgsql AS $$
+            #variable_conflict use_column
             DECLARE
                 made bigint;
             BEGIN
@@ -201,8 +203,10 @@ enum FleetSchema {
                     RAISE EXCEPTION 'loopd.submit_job: args must be at most 256 strings, none of them NULL' USING ERRCODE = '22023';
                 END IF;
                 IF octet_length(worker) NOT BETWEEN 1 AND 256 OR octet_length(node) NOT BETWEEN 1 AND 256
-                   OR octet_length(mode) NOT BETWEEN 1 AND 256 THEN
-                    RAISE EXCEPTION 'loopd.submit_job: worker, node and mode must be 1 to 256 bytes' USING ERRCODE = '22023';
+                   OR octet_length(mode) NOT BETWEEN 1 AND 256 OR octet_length(key) NOT BETWEEN 1 AND 256
+                   OR octet_length(unique_key) NOT BETWEEN 1 AND 4096 THEN
+                    RAISE EXCEPTION 'loopd.submit_job: worker, node, mode and key must be 1 to 256 bytes, unique_key 1 to 4096'
+                        USING ERRCODE = '22023';
                 END IF;
                 IF priority IS NULL OR priority NOT BETWEEN 0 AND 4294967295 THEN
                     RAISE EXCEPTION 'loopd.submit_job: priority must be between 0 and 4294967295' USING ERRCODE = '22023';
@@ -222,11 +226,20 @@ enum FleetSchema {
                         USING ERRCODE = '22023';
                 END IF;
                 INSERT INTO loopd.jobs AS j (action, args, owner_name, submitted_node, worker, node, mode, priority,
-                                             timeout_ms, retries, retry_backoff_ms, run_at, expires_at)
-                VALUES (action, args, owner_name, 'sql:' || session_user, worker, node, mode, priority, timeout_ms,
-                        retries, retry_backoff_ms, now() + make_interval(secs => delay_ms::double precision / 1000),
-                        now() + make_interval(secs => expires_in_ms::double precision / 1000))
+                                             timeout_ms, retries, retry_backoff_ms, run_at, expires_at, key, unique_key)
+                VALUES (submit_job.action, submit_job.args, submit_job.owner_name, 'sql:' || session_user,
+                        submit_job.worker, submit_job.node, submit_job.mode, submit_job.priority, submit_job.timeout_ms,
+                        submit_job.retries, submit_job.retry_backoff_ms,
+                        now() + make_interval(secs => submit_job.delay_ms::double precision / 1000),
+                        now() + make_interval(secs => submit_job.expires_in_ms::double precision / 1000),
+                        submit_job.key, submit_job.unique_key)
+                ON CONFLICT (owner_name, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
                 RETURNING j.id INTO made;
+                IF made IS NULL THEN
+                    -- The owner's job with this unique key: the one this submit names.
+                    SELECT j.id INTO made FROM loopd.jobs j
+                    WHERE j.owner_name = submit_job.owner_name AND j.unique_key = submit_job.unique_key;
+                END IF;
                 RETURN 'f-' || made;
             END $$;
             """),
