@@ -454,49 +454,7 @@ def version(pkg):
     return v(pkg)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--bin", help="the directory of loopd")
-    p.add_argument("--jobs", type=int)
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", choices=["loopd", "pgqueuer", "procrastinate"], action="append")
-    p.add_argument("--pgq-batch", type=int, default=10)
-    p.add_argument("--proc-concurrency", type=int, default=10)
-    args = p.parse_args()
-    jobs = args.jobs or (2_000 if args.quick else 20_000)
-    only = set(args.only or ["loopd", "pgqueuer", "procrastinate"])
-    bindir = pick_bindir(args.bin)
-    fleet.LOOPD = os.path.join(bindir, "loopd")
-    loopd_version = subprocess.run([fleet.LOOPD, "--version"], capture_output=True, text=True).stdout.strip()
-    debug = "  (a DEBUG build: its figures say little)" if "debug" in bindir.split(os.sep) else ""
-    load_before = loadavg()
-    workdir = tempfile.mkdtemp(prefix="loopd-fleetbench.")
-    os.chmod(workdir, 0o755)
-    rows = []
-    with Cluster(workdir) as pg:
-        pg_version = pg.psql("SHOW server_version;").strip()
-        print(f"{jobs:,} jobs; loopd {bindir}/loopd ({loopd_version}){debug}; PostgreSQL {pg_version}; "
-              f"pgqueuer {version('pgqueuer')}, procrastinate {version('procrastinate')}; "
-              f"{os.cpu_count()} CPUs; load average {load_before}", flush=True)
-        if "loopd" in only:
-            for n in (1, 2, 3):
-                rows.append(run_loopd(pg, bindir, workdir, n, jobs))
-                print(" ", rows[-1], flush=True)
-        pgq = os.path.join(VENV, "bin", "pgq")
-        if "pgqueuer" in only:
-            rows.append(run_python_queue(
-                pg, workdir, "pgqueuer, 1 consumer", "pgq", jobs, [[pgq, "install"], [pgq, "autovac"]],
-                PGQ_ENQUEUE, PGQ_WORKER, args.pgq_batch,
-                "SELECT count(*) FROM pgqueuer", verify_pgqueuer))
-            rows[-1]["note"] = f"batch_size {args.pgq_batch}"
-            print(" ", rows[-1], flush=True)
-        if "procrastinate" in only:
-            rows.append(run_python_queue(
-                pg, workdir, "procrastinate, 1 worker", "proc", jobs, [],
-                PROC_ENQUEUE, PROC_WORKER, args.proc_concurrency,
-                "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')", verify_procrastinate))
-            rows[-1]["note"] = f"concurrency {args.proc_concurrency}"
-            print(" ", rows[-1], flush=True)
+def print_drain(rows, jobs, load_before):
     base = rows[0] if rows and rows[0]["name"].startswith("loopd, 1 ") else None
     print(f"\nDrain of {jobs:,} empty jobs (load average before {load_before}, after {loadavg()})\n")
     print("| subject | enqueue jobs/s | drain jobs/s | PG CPU µs/job | drain ÷ loopd 1 | CPU ÷ loopd 1 | checked | |")
@@ -509,8 +467,89 @@ def main():
                       f"{cpu / (base['cpu_s'] / base['jobs'] * 1e6):.2f}×")
         print(f"| {r['name']} | {r['jobs'] / r['enqueue_s']:,.0f} | {rate:,.0f} | {cpu:,.0f} | {ratios[0]} | "
               f"{ratios[1]} | {r['check']} | {r['note']} |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--scenario", choices=["drain", "stream", "all"], default="all")
+    p.add_argument("--bin", help="the directory of loopd")
+    p.add_argument("--jobs", type=int)
+    p.add_argument("--seconds", type=float)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", choices=["loopd", "pgqueuer", "procrastinate"], action="append")
+    p.add_argument("--pgq-batch", type=int, default=10)
+    p.add_argument("--proc-concurrency", type=int, default=10)
+    args = p.parse_args()
+    jobs = args.jobs or (2_000 if args.quick else 20_000)
+    seconds = args.seconds or (3 if args.quick else 10)
+    only = set(args.only or ["loopd", "pgqueuer", "procrastinate"])
+    bindir = pick_bindir(args.bin)
+    fleet.LOOPD = os.path.join(bindir, "loopd")
+    loopd_version = subprocess.run([fleet.LOOPD, "--version"], capture_output=True, text=True).stdout.strip()
+    debug = "  (a DEBUG build: its figures say little)" if "debug" in bindir.split(os.sep) else ""
+    load_before = loadavg()
+    workdir = tempfile.mkdtemp(prefix="loopd-fleetbench.")
+    os.chmod(workdir, 0o755)
+    rows, srows = [], []
+    pgq = os.path.join(VENV, "bin", "pgq")
+    with Cluster(workdir) as pg:
+        pg_version = pg.psql("SHOW server_version;").strip()
+        print(f"loopd {bindir}/loopd ({loopd_version}){debug}; PostgreSQL {pg_version}; "
+              f"pgqueuer {version('pgqueuer')}, procrastinate {version('procrastinate')}; "
+              f"{os.cpu_count()} CPUs; load average {load_before}", flush=True)
+        if args.scenario in ("drain", "all"):
+            print(f"drain: {jobs:,} jobs", flush=True)
+            if "loopd" in only:
+                for n in (1, 2, 3):
+                    rows.append(run_loopd(pg, bindir, workdir, n, jobs))
+                    print(" ", rows[-1], flush=True)
+            if "pgqueuer" in only:
+                rows.append(run_python_queue(
+                    pg, workdir, "pgqueuer, 1 consumer", "pgq", jobs, [[pgq, "install"], [pgq, "autovac"]],
+                    PGQ_ENQUEUE, PGQ_WORKER, args.pgq_batch,
+                    "SELECT count(*) FROM pgqueuer", verify_pgqueuer))
+                rows[-1]["note"] = f"batch_size {args.pgq_batch}"
+                print(" ", rows[-1], flush=True)
+            if "procrastinate" in only:
+                rows.append(run_python_queue(
+                    pg, workdir, "procrastinate, 1 worker", "proc", jobs, [],
+                    PROC_ENQUEUE, PROC_WORKER, args.proc_concurrency,
+                    "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')", verify_procrastinate))
+                rows[-1]["note"] = f"concurrency {args.proc_concurrency}"
+                print(" ", rows[-1], flush=True)
+        stream_load = loadavg()
+        if args.scenario in ("stream", "all"):
+            print(f"stream: {seconds} s", flush=True)
+            for producers in (1, 50):
+                if "loopd" in only:
+                    for n in (1, 2, 3):
+                        srows.append(stream_loopd(pg, workdir, n, seconds, producers))
+                        srows[-1]["producers"] = producers
+                        print(" ", srows[-1], flush=True)
+                if "pgqueuer" in only:
+                    srows.append(stream_python(
+                        pg, workdir, "pgqueuer, 1 consumer", f"spgq{producers}", seconds, producers,
+                        [[pgq, "install"], [pgq, "autovac"]], PGQ_PRODUCER, PGQ_WORKER, args.pgq_batch,
+                        "SELECT count(*) FROM pgqueuer", PGQ_MEASURE, verify_pgqueuer,
+                        f"batch_size {args.pgq_batch}"))
+                    srows[-1]["producers"] = producers
+                    print(" ", srows[-1], flush=True)
+                if "procrastinate" in only:
+                    db = f"sproc{producers}"
+                    srows.append(stream_python(
+                        pg, workdir, "procrastinate, 1 worker", db, seconds, producers,
+                        [[VENV_PY, "-c", PROC_ENQUEUE, pg.url(db), "0"]],  # its schema, no job
+                        PROC_PRODUCER, PROC_WORKER, args.proc_concurrency,
+                        "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')",
+                        PROC_MEASURE, verify_procrastinate, f"concurrency {args.proc_concurrency}"))
+                    srows[-1]["producers"] = producers
+                    print(" ", srows[-1], flush=True)
+    if rows:
+        print_drain(rows, jobs, load_before)
+    if srows:
+        print_stream(srows, seconds, stream_load)
     subprocess.run(["rm", "-rf", workdir])
-    sys.exit(0 if all(r["ok"] for r in rows) else 1)
+    sys.exit(0 if all(r["ok"] for r in rows + srows) else 1)
 
 
 if __name__ == "__main__":

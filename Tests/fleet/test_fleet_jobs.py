@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import threading
 
@@ -409,3 +410,32 @@ def test_the_fleets_jobs_are_listed_from_any_node(pg, database, nodes):
     # Local listing stays local; retry and discard take no fleet.
     assert all(not j["job"].startswith("f-") or "." in j["job"] for j in a.request({"op": "jobs"})["jobs"])
     assert a.request({"op": "retry", "fleet": True})["error"]["code"] == "bad_request"
+
+
+def test_concurrent_submits_each_get_their_own_job(database, nodes):
+    # Many clients' submits in one pass are one insert; each client must get its own job back.
+    a, b = nodes("a", database), nodes("b", database)
+    replies = {}
+
+    def client(i):
+        via = (a, b)[i % 2]
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(via.socket)
+            reader = s.makefile("rb")
+            for k in range(5):
+                # Pipelined: several submits of this client in flight at once.
+                s.sendall((json.dumps({"op": "submit", "fleet": True, "action": "echo", "args": [f"{i}-{k}"], "id": k})
+                           + "\n").encode())
+            for _ in range(5):
+                reply = json.loads(reader.readline())
+                replies[(i, reply["id"])] = reply
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert len(replies) == 100
+    for (i, k), reply in replies.items():
+        assert reply["ok"] and reply["result"] == {"output": f"{i}-{k}"}, reply
+    assert len({r["job"] for r in replies.values()}) == 100

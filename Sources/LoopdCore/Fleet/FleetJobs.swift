@@ -17,6 +17,15 @@ final class FleetJobs: @unchecked Sendable {
     /// Who waits here for which fleet job.
     private var waiters: [Int64: [Waiter]] = [:]
     private var nextSerial = 0
+    /// Submits of this pass, inserted together at its end (`insertPending`).
+    private var pending: [PendingSubmit] = []
+
+    private struct PendingSubmit {
+        let s: SubmitRequest
+        let ownerName: String
+        let id: RequestID?
+        let requester: Requester
+    }
 
     private struct Waiter {
         enum Kind { case submit, wait, cancel, duplicate }
@@ -50,18 +59,78 @@ final class FleetJobs: @unchecked Sendable {
             return r.sink.send { Response.error(id: id, error, into: &$0) }
         }
         guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
-        insert(s, ownerName: ownerName, id: id, from: r)
+        guard s.uniqueKey == nil else { return insert(s, ownerName: ownerName, id: id, from: r) }
+        // The submits of one pass are one statement: the fleet's group commit, as the journal's for durable jobs.
+        if pending.isEmpty {
+            loop.perform(inModes: [.common]) { [unowned self] in insertPending() }
+        }
+        pending.append(PendingSubmit(s: s, ownerName: ownerName, id: id, requester: r))
+    }
+
+    /// Inserts the pass's submits in one statement, and answers each.
+    private func insertPending() {
+        let batch = pending
+        pending = []
+        guard !batch.isEmpty else { return }
+        func column(_ value: (PendingSubmit) -> String?) -> String { PostgresArray.text(batch.map(value)) }
+        // Ids come from the identity's sequence in the order of the rows, which the ORDER BY fixes:
+        // sorted, the returned ids are the batch's, in its order.
+        let sql = """
+            INSERT INTO loopd.jobs (action, args, owner_name, owner_uid, submitted_node, worker, node, mode, priority,
+                                    timeout_ms, retries, retry_backoff_ms, run_at, expires_at, key)
+            SELECT a.action, ARRAY(SELECT jsonb_array_elements_text(a.args::jsonb)), a.owner_name, a.owner_uid, $1,
+                   a.worker, a.node, a.mode, a.priority, a.timeout_ms, a.retries, a.retry_backoff_ms,
+                   now() + make_interval(secs => a.delay_ms::double precision / 1000),
+                   now() + make_interval(secs => a.expires_ms::double precision / 1000), a.key
+            FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::bigint[],
+                        $10::bigint[], $11::integer[], $12::bigint[], $13::bigint[], $14::bigint[], $15::text[])
+                 WITH ORDINALITY AS a(action, args, owner_name, owner_uid, worker, node, mode, priority, timeout_ms, retries,
+                                      retry_backoff_ms, delay_ms, expires_ms, key, n)
+            ORDER BY a.n
+            RETURNING id
+            """
+        let parameters: [String?] = [
+            node.name, column { $0.s.action }, column { JSON.array($0.s.args.map { .string($0) }).serialized() },
+            column { $0.ownerName }, column { String($0.requester.owner.uid) }, column { $0.s.worker }, column { $0.s.node },
+            column { $0.s.mode }, column { String($0.s.priority) }, column { $0.s.timeoutMs.map(String.init) },
+            column { String($0.s.retries) }, column { String($0.s.retryBackoffMs) }, column { String($0.s.delayMs) },
+            column { $0.s.expiresInMs.map(String.init) }, column { $0.s.key },
+        ]
+        connection.query(sql, parameters) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                for p in batch { p.requester.sink.send { Response.error(id: p.id, Self.notSubmitted(error), into: &$0) } }
+            case .success(let rows):
+                let ids = rows.rows.indices.compactMap { rows.value($0, "id").flatMap { Int64($0) } }.sorted()
+                for (p, jobID) in zip(batch, ids) { accepted(jobID, wait: p.s.wait, id: p.id, from: p.requester) }
+            }
+        }
+    }
+
+    /// Answers a submit whose job now exists: at once with its id, or, waited, at its end.
+    private func accepted(_ jobID: Int64, wait: Bool, id: RequestID?, from r: Requester) {
+        metrics.submittedJob()
+        if wait {
+            // An end can only be announced after this insert's result, which comes first on the connection.
+            r.sink.owe()
+            add(.submit, on: jobID, sink: r.sink, requestID: id)
+        } else {
+            r.sink.send(Response.ok(id: id, [("job", .string(FleetJobID.text(jobID))), ("state", .string("queued")),
+                                             ("fleet", true)]))
+        }
+    }
+
+    /// The refusal of a submit whose insert failed: with a lost connection, the job may exist.
+    private static func notSubmitted(_ error: PostgresError) -> ProtocolError {
+        if case .unavailable(let why) = error {
+            return ProtocolError(.fleetUnavailable, "the connection to the fleet's database was lost before the job's id "
+                                 + "came back, so it may or may not exist: \(why)")
+        }
+        return ProtocolError(.fleetUnavailable, "the job was not submitted: \(error)")
     }
 
     /// Inserts the job; with a `unique_key` the owner already has, answers with that job instead (`duplicate`).
     private func insert(_ s: SubmitRequest, ownerName: String, id: RequestID?, from r: Requester, again: Bool = false) {
-        var worker: String?
-        var key: String?
-        switch s.placement {
-        case .worker(let name): worker = name
-        case .key(let k): key = k
-        case .any: break
-        }
         // With a unique key the insert may find the owner's job instead: the unique index decides, whatever the node.
         let sql = """
             WITH made AS (
@@ -78,17 +147,14 @@ final class FleetJobs: @unchecked Sendable {
             WHERE $16::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM made) AND j.owner_name = $3 AND j.unique_key = $16
             """
         let parameters: [String?] = [
-            s.action, PostgresArray.text(s.args), ownerName, String(r.owner.uid), node.name, worker, s.node, s.mode,
+            s.action, PostgresArray.text(s.args), ownerName, String(r.owner.uid), node.name, s.worker, s.node, s.mode,
             String(s.priority), s.timeoutMs.map(String.init), String(s.retries), String(s.retryBackoffMs),
-            String(s.delayMs), s.expiresInMs.map(String.init), key, s.uniqueKey,
+            String(s.delayMs), s.expiresInMs.map(String.init), s.key, s.uniqueKey,
         ]
         connection.query(sql, parameters) { [unowned self] result in
             switch result {
-            case .failure(.unavailable(let why)):
-                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the connection to the fleet's database "
-                    + "was lost before the job's id came back, so it may or may not exist: \(why)"), into: &$0) }
             case .failure(let error):
-                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "the job was not submitted: \(error)"), into: &$0) }
+                r.sink.send { Response.error(id: id, Self.notSubmitted(error), into: &$0) }
             case .success(let rows):
                 guard let jobID = rows.value(0, "id").flatMap({ Int64($0) }) else {
                     // The conflicting job is not in this statement's snapshot: a racing submit's, committed while
@@ -100,15 +166,7 @@ final class FleetJobs: @unchecked Sendable {
                 if rows.value(0, "duplicate") == "t" {
                     return duplicate(jobID, wait: s.wait, id: id, from: r)
                 }
-                metrics.submittedJob()
-                if s.wait {
-                    // An end can only be announced after this insert's result, which comes first on the connection.
-                    r.sink.owe()
-                    add(.submit, on: jobID, sink: r.sink, requestID: id)
-                } else {
-                    r.sink.send(Response.ok(id: id, [("job", .string(FleetJobID.text(jobID))), ("state", .string("queued")),
-                                                     ("fleet", true)]))
-                }
+                accepted(jobID, wait: s.wait, id: id, from: r)
             }
         }
     }
@@ -479,5 +537,17 @@ struct FleetJobRow {
         } else {
             Response.error(id: requestID, error ?? ProtocolError(.jobFailed, "job \(id) ended \(state)"), fields, into: &out)
         }
+    }
+}
+
+private extension SubmitRequest {
+    /// The worker a `worker` placement names, as `loopd.jobs.worker` holds it.
+    var worker: String? {
+        if case .worker(let name) = placement { name } else { nil }
+    }
+
+    /// The key of a `key` placement, as `loopd.jobs.key` holds it.
+    var key: String? {
+        if case .key(let key) = placement { key } else { nil }
     }
 }
