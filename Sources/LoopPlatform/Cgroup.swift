@@ -155,8 +155,8 @@ public struct Cgroup: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension StringProtocol {
-    /// Without leading and trailing spaces and newlines.
-    func trimmingWhitespace() -> String {
+    /// Without leading and trailing spaces, tabs and newlines.
+    public func trimmingWhitespace() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
         return String(self[first...last])

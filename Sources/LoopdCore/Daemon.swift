@@ -118,13 +118,12 @@ public final class Daemon: @unchecked Sendable {
         if let fleetConfig = config.fleet {
             let fleet: FleetNode
             do {
-                fleet = try FleetNode(config: fleetConfig, environment: environment, loop: loop, log: log,
-                                      metrics: FleetMetrics(registry: metricsRegistry)) { [unowned server] in server.laneListing() }
+                fleet = try FleetNode(config: fleetConfig, environment: environment, scheduler: server.scheduler, loop: loop,
+                                      log: log, metrics: FleetMetrics(registry: metricsRegistry))
             } catch {
                 throw DaemonError.fleet(error.description)
             }
             server.fleet = fleet
-            fleet.serve(server.scheduler)
             fleet.start()
         }
         let listener = Listener(fd: fd, path: boundPath, server: server)

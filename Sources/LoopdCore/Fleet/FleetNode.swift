@@ -29,22 +29,28 @@ final class FleetNode: @unchecked Sendable {
     let incarnation: Int64
     private(set) var status = Status.connecting(nil)
     let connection: PostgresConnection
-    /// Claims and runs fleet jobs here (set by `serve`).
-    private(set) var runner: FleetRunner?
-    /// Answers the requests about fleet jobs (set by `serve`).
-    private(set) var jobs: FleetJobs?
-    private var scheduler: JobScheduler?
+    /// Claims and runs fleet jobs on the scheduler's lanes (implicitly
+    /// unwrapped only because it refers back to this node; set by `init`).
+    private(set) var runner: FleetRunner!
+    /// Answers the requests about fleet jobs (set by `init`, as `runner`).
+    private(set) var jobs: FleetJobs!
+    private let scheduler: JobScheduler
 
     /// The actions this node has, as `loopd.nodes.actions` holds them (`loopd.submit_job` checks them).
     private var actionNames: String {
-        JSON.array((scheduler?.actions.keys.sorted() ?? []).map { .string($0) }).serialized()
+        JSON.array(scheduler.actions.keys.sorted().map { .string($0) }).serialized()
+    }
+
+    /// This node's lanes as `loopd.nodes.lanes` holds them: each worker's name, mode and placement.
+    private var laneListing: String {
+        JSON.array(scheduler.workers.map { w in
+            .object([("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue))])
+        }).serialized()
     }
 
     private let loop: Loop
     private let log: DaemonLogger
     private let metrics: FleetMetrics
-    /// This node's lanes as `loopd.nodes.lanes` holds them: read at each heartbeat.
-    private let lanes: () -> JSON
     private var heartbeat: LoopTimer?
     /// Whether this run's row was registered at least once (the first is "joined", later ones "reconnected").
     private var joined = false
@@ -53,14 +59,15 @@ final class FleetNode: @unchecked Sendable {
     /// When this node last came online (joined, or back after losing the database).
     private var onlineSince = ContinuousClock.now
 
-    /// Loads libpq and checks the connection settings; throws a message for an operator.
-    init(config: DaemonConfig.Fleet, environment: [String: String], loop: Loop, log: DaemonLogger,
-         metrics: FleetMetrics, lanes: @escaping () -> JSON) throws(FleetSetupError) {
+    /// Loads libpq and checks the connection settings (throws a message for
+    /// an operator); fleet jobs will run on `scheduler`'s lanes.
+    init(config: DaemonConfig.Fleet, environment: [String: String], scheduler: JobScheduler, loop: Loop,
+         log: DaemonLogger, metrics: FleetMetrics) throws(FleetSetupError) {
         self.config = config
+        self.scheduler = scheduler
         self.loop = loop
         self.log = log
         self.metrics = metrics
-        self.lanes = lanes
         host = hostName() ?? "localhost"
         name = config.node ?? host
         incarnation = Int64.random(in: 1...Int64.max)
@@ -74,11 +81,6 @@ final class FleetNode: @unchecked Sendable {
         connection.onRoundTrip = { [unowned self] duration in self.metrics.roundTrip(duration) }
         connection.onNotice = { [unowned self] notice in self.log(.debug, "fleet: the database says: \(notice)") }
         connection.onNotification = { [unowned self] channel, payload in notified(channel, payload) }
-    }
-
-    /// Runs fleet jobs on `scheduler`'s lanes and answers requests about them (before `start`).
-    func serve(_ scheduler: JobScheduler) {
-        self.scheduler = scheduler
         runner = FleetRunner(node: self, scheduler: scheduler, loop: loop, log: log, metrics: metrics)
         jobs = FleetJobs(node: self, scheduler: scheduler, loop: loop, metrics: metrics)
     }
@@ -227,10 +229,10 @@ final class FleetNode: @unchecked Sendable {
         loggedTrouble = nil
         // Listen before anything is read again, so no end falls between the read and the listen.
         if config.listen { connection.script("LISTEN loopd_jobs; LISTEN loopd_job_ended; LISTEN loopd_cancel") { _ in } }
-        runner?.rescue(previousRunsOf: name)
-        jobs?.connectedAgain()
-        runner?.flush()
-        runner?.wantClaim()
+        runner.rescue(previousRunsOf: name)
+        jobs.connectedAgain()
+        runner.flush()
+        runner.wantClaim()
         if joined {
             log(.notice, "fleet: node \(name) is back in the fleet", id: .fleetJoined)
         } else {
@@ -275,7 +277,7 @@ final class FleetNode: @unchecked Sendable {
             UPDATE loopd.nodes SET heartbeat_at = now(), lanes = $3::jsonb, actions = $4::jsonb
             WHERE name = $1 AND incarnation = $2 AND dead_at IS NULL AND left_at IS NULL
             """
-        connection.query(sql, [name, String(incarnation), lanes().serialized(), actionNames]) { [unowned self] result in
+        connection.query(sql, [name, String(incarnation), laneListing, actionNames]) { [unowned self] result in
             switch result {
             case .failure(.unavailable): return
             case .failure(let error):
@@ -292,11 +294,11 @@ final class FleetNode: @unchecked Sendable {
                 register()
             case .success:
                 if mayJudgeOthers { sweep() }
-                runner?.beat()
+                runner.beat()
                 if !config.listen {
                     // What a notification would have said: ends of waited jobs, cancels of jobs running here.
-                    jobs?.connectedAgain()
-                    runner?.pollCancels()
+                    jobs.connectedAgain()
+                    runner.pollCancels()
                 }
             }
         }
@@ -306,14 +308,14 @@ final class FleetNode: @unchecked Sendable {
     private func notified(_ channel: String, _ payload: String) {
         switch channel {
         case "loopd_jobs":
-            runner?.wantClaim()
+            runner.wantClaim()
         case "loopd_job_ended":
             // The ids one statement ended, comma-separated.
-            for id in payload.split(separator: ",") { if let id = Int64(id) { jobs?.jobEnded(id) } }
+            for id in payload.split(separator: ",") { if let id = Int64(id) { jobs.jobEnded(id) } }
         case "loopd_cancel":
             // "NODE ID": a cancel of a job running on NODE.
             let parts = payload.split(separator: " ")
-            if parts.count == 2, parts[0] == name, let id = Int64(parts[1]) { runner?.cancelRequested(id) }
+            if parts.count == 2, parts[0] == name, let id = Int64(parts[1]) { runner.cancelRequested(id) }
         default:
             return
         }
@@ -342,7 +344,7 @@ final class FleetNode: @unchecked Sendable {
     /// `register`'s $1 name, $2 host, $3 pid, $4 version, $5 incarnation, $6 heartbeat interval, $7 lanes, $8 actions.
     private var registration: [String?] {
         [name, host, String(processID()), LoopdVersion.current, String(incarnation), String(config.heartbeatIntervalMs),
-         lanes().serialized(), actionNames]
+         laneListing, actionNames]
     }
 
     // MARK: Leaving
@@ -367,11 +369,7 @@ final class FleetNode: @unchecked Sendable {
             }
         }
         // The ends of what ran here first, then what did not end goes back to the queue.
-        if let runner {
-            runner.flush { runner.releaseUnfinished(left) }
-        } else {
-            left()
-        }
+        runner.flush { [unowned self] in runner.releaseUnfinished(left) }
         let deadline = ContinuousClock.now + limit
         while !done, ContinuousClock.now < deadline {
             _ = loop.run(mode: .default, timeout: deadline - ContinuousClock.now, returnAfterSourceHandled: true)
@@ -403,8 +401,8 @@ final class FleetNode: @unchecked Sendable {
                 reply(.failure(ProtocolError(.fleetUnavailable, "\(error)")))
             case .success(let rows):
                 let nodes = rows.rows.indices.map { FleetNode.nodeJSON(rows, $0) }
-                let queued = rows.rows.isEmpty ? 0 : rows.value(0, "queued").flatMap { Int64($0) } ?? 0
-                let lag = rows.rows.isEmpty ? 0 : rows.value(0, "lag_ms").flatMap { Int64($0) } ?? 0
+                let queued = rows.integer(0, "queued") ?? 0
+                let lag = rows.integer(0, "lag_ms") ?? 0
                 reply(.success([("node", .string(name)), ("schema_version", .integer(Int64(version))),
                                 ("queued", .integer(queued)), ("lag_ms", .integer(max(lag, 0))), ("nodes", .array(nodes))]))
             }
@@ -427,7 +425,7 @@ final class FleetNode: @unchecked Sendable {
     /// `dead` (declared), `late` (silent past two of its heartbeats, not
     /// yet declared), else `alive`.
     static func nodeJSON(_ rows: PostgresRows, _ row: Int) -> JSON {
-        func integer(_ column: String) -> Int64? { rows.value(row, column).flatMap { Int64($0) } }
+        func integer(_ column: String) -> Int64? { rows.integer(row, column) }
         let silent = integer("silent_ms") ?? 0
         let interval = integer("heartbeat_interval_ms") ?? 0
         let state = if integer("left_ms") != nil { "left" } else if integer("dead_ms") != nil { "dead" }

@@ -151,7 +151,7 @@ final class FleetRunner: @unchecked Sendable {
     /// Runs a claimed row as a local job on an idle lane that fits it (taken from `lanes`).
     private func start(_ rows: PostgresRows, _ row: Int, lanes: inout [(String, String, Bool)]) {
         func text(_ column: String) -> String? { rows.value(row, column) }
-        func integer(_ column: String) -> Int64? { text(column).flatMap { Int64($0) } }
+        func integer(_ column: String) -> Int64? { rows.integer(row, column) }
         guard let jobID = integer("id"), let attempt = integer("attempt") else { return }
         let run = FleetRun(jobID: jobID, attempt: Int(attempt), retryBackoffMs: integer("retry_backoff_ms") ?? 0)
         let worker = text("worker")
@@ -203,7 +203,7 @@ final class FleetRunner: @unchecked Sendable {
             FROM loopd.jobs WHERE state = 'queued' AND run_at > now() AND (node IS NULL OR node = $1)
             """
         connection.query(sql, [node.name]) { [unowned self] result in
-            guard case .success(let rows) = result, let ms = rows.value(0, "due_ms").flatMap({ Int64($0) }) else { return }
+            guard case .success(let rows) = result, let ms = rows.integer(0, "due_ms") else { return }
             dueTimer?.invalidate()
             let t = LoopTimer(after: .milliseconds(max(ms, 0) + 1)) { [unowned self] _ in
                 dueTimer = nil
@@ -299,7 +299,7 @@ final class FleetRunner: @unchecked Sendable {
             case .failure(let error):
                 log(.error, "fleet: writing \(batch.count) job ends failed, and they are dropped: \(error)")
             case .success(let rows):
-                let written = Set(rows.rows.indices.compactMap { rows.value($0, "id").flatMap { Int64($0) } })
+                let written = Set(rows.rows.indices.compactMap { rows.integer($0, "id") })
                 for f in batch where !written.contains(f.jobID) {
                     metrics.fenced()
                     log(.warning, "fleet: the end of job \(FleetJobID.text(f.jobID)) attempt \(f.attempt) (\(f.state)) was refused: "
@@ -355,7 +355,7 @@ final class FleetRunner: @unchecked Sendable {
         connection.query(sql, name.map { [$0, String(node.incarnation)] } ?? []) { [unowned self] result in
             guard case .success(let rows) = result else { return }
             for row in rows.rows.indices {
-                let id = rows.value(row, "id").flatMap { Int64($0) }.map(FleetJobID.text) ?? "?"
+                let id = rows.integer(row, "id").map(FleetJobID.text) ?? "?"
                 let from = rows.value(row, "claimed_by") ?? "?"
                 let state = rows.value(row, "state") ?? "?"
                 metrics.rescued()
@@ -399,7 +399,7 @@ final class FleetRunner: @unchecked Sendable {
         connection.query(sql, [node.name, String(node.incarnation)]) { [unowned self] result in
             guard case .success(let rows) = result else { return }
             for row in rows.rows.indices {
-                if let id = rows.value(row, "id").flatMap({ Int64($0) }) { cancelRequested(id) }
+                if let id = rows.integer(row, "id") { cancelRequested(id) }
             }
         }
     }

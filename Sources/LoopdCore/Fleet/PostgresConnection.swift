@@ -409,6 +409,11 @@ import LoopRuntime
         guard rows.indices.contains(row), let index = columns.firstIndex(of: column) else { return nil }
         return rows[row][index]
     }
+
+    /// `value(row, column)` as an integer; nil for NULL, a missing row or column, or text that is not one.
+    public func integer(_ row: Int, _ column: String) -> Int64? {
+        value(row, column).flatMap { Int64($0) }
+    }
 }
 
 /// Why a statement failed.
@@ -434,13 +439,7 @@ import LoopRuntime
 
     /// libpq's messages end with a newline, and some span lines.
     static func trimmed(_ text: String) -> String {
-        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters() }.joined(separator: "; ")
-    }
-}
-
-private extension Substring {
-    func trimmingCharacters() -> String {
-        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.joined(separator: "; ")
     }
 }
 

@@ -75,13 +75,6 @@ final class Server: @unchecked Sendable {
         applySpin()
     }
 
-    /// The lanes as a fleet node publishes them: each worker's name, mode and placement.
-    func laneListing() -> JSON {
-        .array(workers.map { w in
-            .object([("name", .string(w.name)), ("mode", .string(w.mode)), ("placement", .string(w.placement.rawValue))])
-        })
-    }
-
     /// `server.spin_before_sleeping_us` on the main loop and every worker's
     /// loop (at start, for workers a reload adds, and on reload).
     func applySpin() {
