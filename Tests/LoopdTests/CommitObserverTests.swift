@@ -15,8 +15,8 @@ struct CommitObserverTests {
         for k in 0..<10 {
             #expect(c.call(#"{"id":\#(k),"op":"submit","action":"noop"}"#)?.ok == true)
         }
-        #expect(d.daemon.onMainThread { server in server.scheduler.gate!.isArmed } == false)
-        #expect(d.daemon.onMainThread { server in server.loop.contains(server.scheduler.gate!.observer!, inMode: .default) } == false)
+        #expect(d.daemon.onMainThread { server in server.scheduler.journalStore!.isArmed } == false)
+        #expect(d.daemon.onMainThread { server in server.loop.contains(server.scheduler.journalStore!.observer!, inMode: .default) } == false)
     }
 
     @Test("a durable job is committed (acknowledged, then its end journaled) and the observer leaves again")
@@ -37,12 +37,12 @@ struct CommitObserverTests {
         var uncommitted = true
         for _ in 0..<1000 where uncommitted {
             let (armed, waiting) = d.daemon.onMainThread { server in
-                (server.scheduler.gate!.isArmed, server.scheduler.journal?.hasUncommitted ?? false)
+                (server.scheduler.journalStore!.isArmed, server.scheduler.journal?.hasUncommitted ?? false)
             }
             #expect(armed == waiting)
             uncommitted = waiting
         }
         #expect(!uncommitted)
-        #expect(d.daemon.onMainThread { server in server.loop.contains(server.scheduler.gate!.observer!, inMode: .default) } == false)
+        #expect(d.daemon.onMainThread { server in server.loop.contains(server.scheduler.journalStore!.observer!, inMode: .default) } == false)
     }
 }

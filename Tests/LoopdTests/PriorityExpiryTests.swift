@@ -206,7 +206,7 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         #expect(m["loopd_jobs_ended_total", ["action": "echo", "worker": "w1", "state": "expired"]] == 1)
         hold.releaseBehind(d, worker: "w1")
         #expect(c.call(#"{"id":6,"op":"submit","action":"echo","args":["after"],"worker":"w1"}"#)?["result"]?["output"] == "after")
-        #expect(d.daemon.onMainThread { $0.scheduler.expiries.count } == 0)
+        #expect(d.daemon.onMainThread { $0.scheduler.timing.expiries.count } == 0)
     }
 
     @Test("expiry: a held job (its worker in another mode) ends expired")
@@ -232,7 +232,7 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         #expect(c.call(#"{"id":2,"op":"wait","job":"\#(job)"}"#)?.errorCode == "expired")
         #expect(c.call(#"{"id":3,"op":"stats"}"#)?["queued"] == .integer(0))
         // It left the delay heap as it ended: nothing is released an hour on.
-        #expect(d.daemon.onMainThread { $0.scheduler.delays.count } == 0)
+        #expect(d.daemon.onMainThread { $0.scheduler.timing.delays.count } == 0)
     }
 
     @Test("expiry: a job that starts in time runs; its expiry leaves the heap")
@@ -245,7 +245,7 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         let status = try #require(c.call(#"{"id":2,"op":"status","job":"\#(r["job"]!.stringValue!)"}"#))
         #expect(status["state"] == "completed")
         #expect(status["expires_at"]?.stringValue != nil)
-        #expect(d.daemon.onMainThread { $0.scheduler.expiries.count } == 0)
+        #expect(d.daemon.onMainThread { $0.scheduler.timing.expiries.count } == 0)
     }
 
     @Test("expiry: limits.default_expires_in_ms applies to jobs that ask for none")

@@ -70,9 +70,9 @@ import Testing
         let held = try #require(c.call(#"{"id":1,"op":"submit","action":"noop","delay_ms":3600000,"wait":false}"#)?["job"]?.stringValue)
         #expect(c.call(#"{"id":2,"op":"status","job":"\#(held)"}"#)?["state"] == "delayed")
         #expect(c.call(#"{"id":3,"op":"submit","action":"echo","args":["soon"],"delay_ms":20}"#)?["result"]?["output"] == "soon")
-        #expect(d.daemon.onMainThread { $0.scheduler.delays.count } == 1)
+        #expect(d.daemon.onMainThread { $0.scheduler.timing.delays.count } == 1)
         #expect(c.call(#"{"id":4,"op":"cancel","job":"\#(held)"}"#)?["cancelled"] == true)
-        #expect(d.daemon.onMainThread { $0.scheduler.delays.count } == 0)
+        #expect(d.daemon.onMainThread { $0.scheduler.timing.delays.count } == 0)
         #expect(c.call(#"{"id":5,"op":"status","job":"\#(held)"}"#)?["state"] == "cancelled")
     }
 

@@ -40,7 +40,7 @@ final class RecordingJitter: Sendable {
     init(fraction: Int64 = 0) { self.fraction = fraction }
     func install(on d: RunningDaemon) throws {
         try onMainLoop(d) { [self] s in
-            s.retryJitter = { ceiling in
+            s.timing.jitter = { ceiling in
                 self.ceilings.withLock { $0.append(ceiling) }
                 return ceiling * self.fraction
             }

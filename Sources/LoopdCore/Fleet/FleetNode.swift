@@ -231,7 +231,7 @@ final class FleetNode: @unchecked Sendable {
         if config.listen { connection.script("LISTEN loopd_jobs; LISTEN loopd_job_ended; LISTEN loopd_cancel") { _ in } }
         runner.rescue(previousRunsOf: name)
         jobs.connectedAgain()
-        runner.flush()
+        runner.store.flush()
         runner.wantClaim()
         if joined {
             log(.notice, "fleet: node \(name) is back in the fleet", id: .fleetJoined)
@@ -298,7 +298,7 @@ final class FleetNode: @unchecked Sendable {
                 if !config.listen {
                     // What a notification would have said: ends of waited jobs, cancels of jobs running here.
                     jobs.connectedAgain()
-                    runner.pollCancels()
+                    runner.store.pollCancels()
                 }
             }
         }
@@ -315,7 +315,7 @@ final class FleetNode: @unchecked Sendable {
         case "loopd_cancel":
             // "NODE ID": a cancel of a job running on NODE.
             let parts = payload.split(separator: " ")
-            if parts.count == 2, parts[0] == name, let id = Int64(parts[1]) { runner.cancelRequested(id) }
+            if parts.count == 2, parts[0] == name, let id = Int64(parts[1]) { runner.store.cancelRequested(id) }
         default:
             return
         }
@@ -369,7 +369,7 @@ final class FleetNode: @unchecked Sendable {
             }
         }
         // The ends of what ran here first, then what did not end goes back to the queue.
-        runner.flush { [unowned self] in runner.releaseUnfinished(left) }
+        runner.store.flush { [unowned self] in runner.store.releaseUnfinished(left) }
         let deadline = ContinuousClock.now + limit
         while !done, ContinuousClock.now < deadline {
             _ = loop.run(mode: .default, timeout: deadline - ContinuousClock.now, returnAfterSourceHandled: true)

@@ -32,10 +32,11 @@ extension JobScheduler {
         }
     }
 
-    /// Records a job's end: counts, logs and journals it, answers whoever
-    /// waits for it (a waited submit unless its lane did: `answeredByLane`),
-    /// and retains it for `status`.
-    func end(_ job: Job, _ outcome: ActionOutcome, usage: JobUsage? = nil, journaled: Bool = true,
+    /// Records a job's end: counts and logs it, tells its store (unless
+    /// `stored` is false: a durable job whose submit never reached the
+    /// journal), answers whoever waits for it (a waited submit unless its
+    /// lane did: `answeredByLane`), and retains it for `status`.
+    func end(_ job: Job, _ outcome: ActionOutcome, usage: JobUsage? = nil, stored: Bool = true,
              answeredByLane: Bool = false) {
         let end = Job.End(outcome)
         if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
@@ -64,10 +65,7 @@ extension JobScheduler {
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         stats.recordLatency(microseconds: micros)
         job.metrics.ended(end.protocolState)
-        if job.durable && journaled, let gate {
-            gate.journal.appendFinished(FinishedJob(job, end: end))
-            gate.arm()
-        }
+        if stored, let store = store(of: job) { store.keepEnd(of: job, end) }
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
                                   priority: job.priority == SubmitRequest.defaultPriority ? nil : job.priority,
@@ -94,7 +92,6 @@ extension JobScheduler {
             forgetUniqueKey(of: forgotten)
         }
         idleTrim.jobEnded(idle: outstandingJobs == 0)
-        if let run = job.origin.submitter.fleetRun { fleetEnded?(job, run) }
         if queue.outstanding == 0 { laneIdle?(queue) }
     }
 

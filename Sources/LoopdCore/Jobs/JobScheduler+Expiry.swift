@@ -12,7 +12,7 @@ import LoopdProtocol
 // was down ends `expired` at its replay without running.
 //
 // No polling: the deadlines wait in a heap, and one timer on the main loop
-// is armed at the earliest (`JobDeadlines`).
+// is armed at the earliest (`JobTiming`).
 
 extension JobScheduler {
     /// The submit as it will run: the configured default expiry applied,
@@ -31,31 +31,18 @@ extension JobScheduler {
     /// expiry, if it has one. Called once by `accept`.
     func schedule(_ job: Job) {
         job.runPriority = keyOrder.runPriority(of: job)
-        guard let ms = job.expiresInMs else { return }
-        let left = job.submittedAtUnixMs &+ ms &- unixMilliseconds()
-        let now = loop.clock.now().nanoseconds
-        if expiries.insert(job, deadline: left <= 0 ? now : now &+ UInt64(left) * 1_000_000) { armExpiry() }
-    }
-
-    /// Whether `job`'s expiry has passed already (a durable job replayed
-    /// after its deadline).
-    func hasExpired(_ job: Job) -> Bool {
-        guard let ms = job.expiresInMs else { return false }
-        return job.submittedAtUnixMs &+ ms <= unixMilliseconds()
+        timing.watchExpiry(of: job)
     }
 
     /// A job's end, as the schedule sees it: it leaves the delay and expiry
     /// heaps and its key's order.
     func unschedule(_ job: Job) {
-        // The timers are left as they are: if this was the earliest, one
-        // fires once for nothing and re-arms (cheaper than moving it on every end).
-        if job.delaySlot >= 0 { delays.remove(job) }
-        if job.expirySlot >= 0 { expiries.remove(job) }
+        timing.forget(job)
         if case .key = job.placement { keyOrder.ended(job) }
     }
 
     /// Ends `job` `expired` if it has not started (nor ended): a waiting
-    /// job, wherever it waits (the commit gate, its worker's delay timer,
+    /// job, wherever it waits (the journal's commit, its worker's delay timer,
     /// its lane's queue), loses its claim to the expiry, as to a cancel.
     func expire(_ job: Job) {
         switch job.state {
@@ -66,15 +53,5 @@ extension JobScheduler {
         let ms = job.expiresInMs ?? 0
         end(job, .failure(ProtocolError(.expired, "job \(job.id) did not start within its \(ms) ms expiry"),
                           result: .object([])))
-    }
-
-    /// Ends every job whose deadline has come, then re-arms for the next.
-    func expireDue() {
-        for job in expiries.takeDue(now: loop.clock.now().nanoseconds) { expire(job) }
-        armExpiry()
-    }
-
-    private func armExpiry() {
-        expiries.arm(on: loop) { [unowned self] in expireDue() }
     }
 }

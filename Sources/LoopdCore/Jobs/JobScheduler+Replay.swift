@@ -31,7 +31,7 @@ extension JobScheduler {
                 let job = try accept(request, submitter: submitter, jobID: d.id, submittedAt: d.submittedAt,
                                      retryOf: d.retryOf)
                 restoreAttempts(job, from: d)
-                if hasExpired(job) {
+                if timing.hasExpired(job) {
                     // Its deadline passed while loopd was down: it never runs.
                     expire(job)
                     return
@@ -40,9 +40,9 @@ extension JobScheduler {
                 log(.info, "replaying durable job \(d.id)", [(.jobID, d.id), (.action, d.action)])
             } catch {
                 log(.error, "cannot replay durable job \(d.id): \(error)", [(.jobID, d.id)])
-                guard let gate else { return }
+                guard let journalStore else { return }
                 let now = unixMilliseconds()
-                gate.journal.appendFinished(FinishedJob(
+                journalStore.keep(FinishedJob(
                     id: d.id, state: JobState.failed.rawValue,
                     resultJSON: JSON.object([("replay_error", .string(error.message))]).serialized(),
                     finishedAt: now, clientUID: d.clientUID,
@@ -50,7 +50,6 @@ extension JobScheduler {
                                                  errorCode: error.code.rawValue, errorMessage: error.message,
                                                  attempt: d.attemptsDone + 1, attemptErrors: d.attemptErrors,
                                                  uniqueKey: d.uniqueKey)))
-                gate.arm()
             }
         }
         table.sealOtherIDs()

@@ -89,12 +89,12 @@ extension JobScheduler {
     /// journaled has returned: a durable change is acknowledged only once
     /// it is on disk (`journal_unavailable` if it could not be made so).
     private func answer(_ r: Requester, id: RequestID?, waiting: Bool, _ fields: @escaping () -> [(String, JSON)]) {
-        guard waiting, let gate else {
+        guard waiting, let journalStore else {
             r.sink.send { Response.ok(id: id, fields(), into: &$0) }
             return
         }
         r.sink.owe()
-        gate.whenCommitted { failure in
+        journalStore.whenCommitted { failure in
             if let failure {
                 let error = ProtocolError(.journalUnavailable, "the change could not be made durable: \(failure)")
                 r.sink.settle { Response.error(id: id, error, into: &$0) }
@@ -194,16 +194,14 @@ extension JobScheduler {
         switch old {
         case .live(let job):
             job.retriedAs = newID
-            guard job.durable, let gate, case .ended(let end) = job.state else { return }
-            gate.journal.appendFinished(FinishedJob(job, end: end))
-            gate.arm()
+            guard job.durable, let journalStore, case .ended(let end) = job.state else { return }
+            journalStore.keepEnd(of: job, end)
         case .finished(var f):
-            guard let gate, var details = f.details else { return }
+            guard let journalStore, var details = f.details else { return }
             details.links = FinishedJob.Links(request: details.links?.request, retryOf: details.links?.retryOf,
                                               retriedAs: newID)
             f.details = details
-            gate.journal.appendFinished(f)
-            gate.arm()
+            journalStore.keep(f)
         }
     }
 
@@ -216,14 +214,12 @@ extension JobScheduler {
             table.discard(job)
             move(job, to: .forgotten)
             forgetUniqueKey(of: job)
-            guard job.durable, let gate else { return false }
-            gate.journal.appendDiscarded(job.id)
-            gate.arm()
+            guard job.durable, let journalStore else { return false }
+            journalStore.discard(id: job.id)
             return true
         case .finished(let f):
-            guard let gate else { return false }
-            gate.journal.appendDiscarded(f.id)
-            gate.arm()
+            guard let journalStore else { return false }
+            journalStore.discard(id: f.id)
             return true
         }
     }

@@ -86,8 +86,7 @@ extension JobScheduler {
             end(job, outcome)
             return
         }
-        let delay = RetryBackoff.delay(afterAttempt: attempt, baseMs: job.retryBackoffMs,
-                                       capMs: config.limits.maxRetryBackoffMs, jitter: retryJitter)
+        let delay = timing.backoff(afterAttempt: attempt, baseMs: job.retryBackoffMs)
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
@@ -98,12 +97,11 @@ extension JobScheduler {
         job.startedAtUnixMs = 0
         job.endedAtUnixMs = 0
         job.claim.reopen()
-        if job.durable, let gate {
-            gate.journal.appendSubmitted(DurableJob(job))
-            gate.arm()
+        if job.durable, let journalStore {
+            journalStore.keep(job)
             guard isAccepting else { return }
             move(job, to: .awaitingCommit)
-            gate.hold(job, ack: nil)
+            journalStore.hold(job, ack: nil)
         } else {
             handOver(job)
         }
@@ -122,8 +120,7 @@ extension JobScheduler {
         guard d.attemptsDone > 0 else { return }
         job.attempt = d.attemptsDone + 1
         job.retry.errors = d.attemptErrors
-        job.retry.delayMs = RetryBackoff.delay(afterAttempt: d.attemptsDone, baseMs: d.retryBackoffMs,
-                                               capMs: config.limits.maxRetryBackoffMs, jitter: retryJitter)
+        job.retry.delayMs = timing.backoff(afterAttempt: d.attemptsDone, baseMs: d.retryBackoffMs)
     }
 }
 

@@ -19,22 +19,25 @@ final class Requester: Sendable {
     }
 }
 
-/// The owner of every job's life: acceptance, the commit gate, placement,
-/// the hand-over to a worker's lane, the end, the replies it owes, and
-/// retention. Each change of a job's state goes through `move(_:to:)`.
+/// The owner of every job's life: acceptance, placement, the hand-over to
+/// a worker's lane, the end, the replies it owes, and retention; what must
+/// outlive the process goes to the job's store (`JobStore`). Each change of a job's state goes through `move(_:to:)`.
 /// Main thread only (the loop blocks and timers that capture it run on the
 /// main loop); the lanes reach it through `LaneMailbox`.
 final class JobScheduler: @unchecked Sendable {
     let loop: Loop
     let log: DaemonLogger
     /// The limits and allow lists in force (replaced by a reload).
-    var config: DaemonConfig
+    private(set) var config: DaemonConfig
     /// The actions by name; a reload that replaces them makes every
     /// queue's `JobKind`s anew.
-    var actions: [String: any JobAction] {
+    private(set) var actions: [String: any JobAction] {
         didSet { for q in queues { q.forgetKinds() } }
     }
-    let gate: CommitGate?
+    /// The local journal of durable jobs and its group commit; nil without a state directory.
+    let journalStore: JournalStore?
+    /// The fleet's store of the attempts this node claimed; nil outside a fleet (`join(fleet:laneIdle:)`).
+    private(set) var fleetStore: (any JobStore)?
     let daemonUID: UInt32
     /// loopd itself, as the submitter of its schedules' jobs.
     let scheduleSubmitter: JobSubmitter
@@ -56,10 +59,9 @@ final class JobScheduler: @unchecked Sendable {
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
     private(set) var jobIDs: JobIDGenerator
-    /// Jobs waiting out a delay or a retry's backoff, by due instant.
-    let delays = JobDeadlines(.delay)
-    /// Deadlines of the jobs that may expire (`JobScheduler+Expiry`).
-    let expiries = JobDeadlines(.expiry)
+    /// Delays, expiries and backoffs (implicitly unwrapped only because
+    /// it hands due jobs back to this scheduler; set in `init`).
+    private(set) var timing: JobTiming!
     /// The priority each keyed job runs at (`JobPriority`).
     var keyOrder = KeyOrder()
     /// Jobs accepted and not yet ended, over all workers.
@@ -68,7 +70,7 @@ final class JobScheduler: @unchecked Sendable {
     /// burst (implicitly unwrapped only because it asks this scheduler).
     private(set) var idleTrim: IdleTrim!
     /// False once the daemon is stopping: submits are refused.
-    var isAccepting = true
+    private(set) var isAccepting = true
     /// Whether each move of a job is logged (at debug): decided once, as
     /// three moves per job would otherwise each ask the handler.
     private let logsMoves: Bool
@@ -78,14 +80,9 @@ final class JobScheduler: @unchecked Sendable {
     /// walked the table); tests read it to show a page's cost does not
     /// grow with jobs the filters leave out.
     var lastPageVisited: Int?
-    /// The backoff's jitter: a number in `0...ceiling`. Tests set one of
-    /// their own (a seeded generator, or one that records the ceilings).
-    var retryJitter: (_ ceiling: Int64) -> Int64 = { Int64.random(in: 0...$0) }
-    /// Told each end of a local job that ran an attempt of a fleet job (`FleetRunner`).
-    var fleetEnded: ((Job, FleetRun) -> Void)?
     /// Told when a job's end leaves its worker with nothing queued or
     /// running: the fleet may claim work for it.
-    var laneIdle: ((WorkerQueue) -> Void)?
+    private(set) var laneIdle: ((WorkerQueue) -> Void)?
 
     /// - Parameter jobIDKey: the run's secret for its job ids (`JobIDKey.random()`).
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
@@ -104,17 +101,37 @@ final class JobScheduler: @unchecked Sendable {
         self.ledger = ledger
         waiters = JobWaiters(ledger: ledger)
         logsMoves = log.isEnabled(.debug)
-        gate = journal.map { CommitGate(journal: $0, loop: loop, log: log) }
+        journalStore = journal.map { JournalStore(journal: $0, loop: loop, log: log) }
         daemonUID = currentUID()
         scheduleSubmitter = JobSubmitter(JobOwner(uid: daemonUID, gid: getgid()))
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
         idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
-        gate?.install { [unowned self] in commitJournal() }
+        timing = JobTiming(loop: loop, maxBackoffMs: config.limits.maxRetryBackoffMs,
+                           release: { [unowned self] job in
+                               move(job, to: .queued)
+                               job.queue.handOver(job)
+                           },
+                           expire: { [unowned self] job in expire(job) })
+        journalStore?.install { [unowned self] in commitJournal() }
         let fsyncSeconds = metrics.journalFsyncSeconds
         journal?.syncTimed = { fsyncSeconds.record(Double($0) / 1e9) }
     }
 
-    var journal: JobJournal? { gate?.journal }
+    var journal: JobJournal? { journalStore?.journal }
+
+    /// Makes this daemon a node of a fleet: the attempts it claims are kept
+    /// in `store`, and `laneIdle` is told when a worker falls idle.
+    func join(fleet store: any JobStore, laneIdle: @escaping (WorkerQueue) -> Void) {
+        fleetStore = store
+        self.laneIdle = laneIdle
+    }
+
+    /// Where `job` is kept beyond this process: the fleet's store for an
+    /// attempt of a fleet job, the journal for a durable job, else nowhere.
+    func store(of job: Job) -> (any JobStore)? {
+        if job.origin.submitter.fleetRun != nil { return fleetStore }
+        return job.durable ? journalStore : nil
+    }
 
     /// Starts a worker and its lane.
     func addWorker(_ config: DaemonConfig.Worker) {
@@ -205,7 +222,7 @@ final class JobScheduler: @unchecked Sendable {
         guard queue.outstanding < config.limits.maxQueuedJobsPerWorker else {
             throw ProtocolError(.queueFull, "worker \(queue.worker.name) has \(queue.outstanding) jobs queued, the limit")
         }
-        if s.durable && gate == nil {
+        if s.durable && journalStore == nil {
             throw ProtocolError(.journalUnavailable, "the journal is not open")
         }
         let argBytes = Job.argumentBytes(s.args)
@@ -231,10 +248,8 @@ final class JobScheduler: @unchecked Sendable {
             $0.jobs += 1
             $0.argBytes += argBytes
         }
-        if s.durable, jobID == nil, let gate {
-            gate.journal.appendSubmitted(DurableJob(job))
-            gate.arm()
-        }
+        // A replayed job is its journal's already; a fleet attempt comes with its fleet id.
+        if jobID == nil || s.fleet == true, let store = store(of: job) { store.keep(job) }
         return job
     }
 
@@ -274,10 +289,10 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Holds a job until the next journal commit.
     private func hold(_ job: Job, ack: ReplyAddress?) {
-        guard let gate else { preconditionFailure("only a daemon with a journal holds jobs for a commit") }
+        guard let journalStore else { preconditionFailure("only a daemon with a journal holds jobs for a commit") }
         move(job, to: .awaitingCommit)
         job.queue.heldForCommit += 1
-        gate.hold(job, ack: ack)
+        journalStore.hold(job, ack: ack)
     }
 
     /// Hands a job to its worker's lane, or, with a delay (`delay_ms`, or
@@ -291,22 +306,7 @@ final class JobScheduler: @unchecked Sendable {
             return
         }
         move(job, to: .delayed)
-        let due = loop.clock.now().nanoseconds &+ UInt64(delayMs) &* 1_000_000
-        if delays.insert(job, deadline: due) { armDelays() }
-    }
-
-    /// Hands over every job whose delay has passed, in order of due
-    /// instant (then of submission), and re-arms for the next.
-    private func releaseDelayed() {
-        for job in delays.takeDue(now: loop.clock.now().nanoseconds) {
-            move(job, to: .queued)
-            job.queue.handOver(job)
-        }
-        armDelays()
-    }
-
-    private func armDelays() {
-        delays.arm(on: loop) { [unowned self] in releaseDelayed() }
+        timing.delay(job, byMs: delayMs)
     }
 
     /// Answers a submit that did not wait: the job's id and state.
@@ -318,7 +318,7 @@ final class JobScheduler: @unchecked Sendable {
     /// arrival order; if it failed, the durable ones among them fail
     /// (`journal_unavailable`) and never run.
     func commitJournal() {
-        guard let (released, failure) = gate?.commit() else { return }
+        guard let (released, failure) = journalStore?.commit() else { return }
         for q in queues { q.heldForCommit = 0 }
         for entry in released {
             let job = entry.job
@@ -331,12 +331,64 @@ final class JobScheduler: @unchecked Sendable {
                 let error = ProtocolError(.journalUnavailable, "the job could not be made durable: \(failure)")
                 if let ack = entry.ack { ack.sink.send { Response.error(id: ack.requestID, error, into: &$0) } }
                 // A retry's submit record is durable already: its end is journaled.
-                end(job, .failure(error, result: .object([])), journaled: job.attempt > 1)
+                end(job, .failure(error, result: .object([])), stored: job.attempt > 1)
                 continue
             }
             handOver(job)
             if let ack = entry.ack { acknowledge(job, ack) }
         }
+    }
+}
+
+/// What the rest of the daemon asks of the scheduler: reloads, connections
+/// coming and going, and the steps of a stop. The server calls these; it
+/// sets none of the scheduler's state itself. Main thread only.
+extension JobScheduler {
+    /// A reload: the actions and limits in force from now on. Jobs already
+    /// accepted keep what they were accepted with.
+    func reconfigure(_ fresh: DaemonConfig, actions table: [String: any JobAction]) {
+        config = fresh
+        actions = table
+        self.table.retainedByteLimit = fresh.limits.maxRetainedBytes
+        self.table.keepFailures(fresh.limits)
+        journal?.retainedByteLimit = fresh.limits.maxRetainedBytes
+        timing.maxBackoffMs = fresh.limits.maxRetryBackoffMs
+    }
+
+    /// A client connected as `uid` (counted for `[quotas]`).
+    func connectionOpened(uid: UInt32) {
+        ledger.change(uid) { $0.connections += 1 }
+        metrics.connectionAccepted()
+    }
+
+    /// A client's connection closed: its waits end with it.
+    func connectionClosed(_ sink: ReplySink, uid: UInt32) {
+        ledger.change(uid) { $0.connections -= 1 }
+        waiters.dropAll(of: sink)
+    }
+
+    /// The first step of a stop: submits are refused from now on, and no
+    /// fleet job is claimed.
+    func stopAccepting() {
+        isAccepting = false
+    }
+
+    /// The grace has passed: every worker stops the job it runs.
+    func stopRunningJobs() {
+        for queue in queues { queue.shutDownRunning() }
+    }
+
+    /// The workers have stopped: nothing is left to trim memory after.
+    func workersStopped() {
+        idleTrim.stop()
+    }
+
+    /// The last step of a stop, once the workers' last reports are queued
+    /// on this loop: records them and commits the journal, so a clean stop
+    /// leaves nothing finished to replay.
+    func settle() {
+        recordReports()
+        commitJournal()
     }
 }
 

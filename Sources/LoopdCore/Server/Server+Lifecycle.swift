@@ -11,7 +11,7 @@ extension Server {
     func beginShutdown() {
         guard state == .running else { return }
         state = .draining
-        scheduler.isAccepting = false
+        scheduler.stopAccepting()
         schedules.stop()
         notifier.stopping()
         let killGraceMs = config.actions.values.compactMap(\.exec?.killGraceMs).max() ?? 0
@@ -32,7 +32,7 @@ extension Server {
             if !stoppingTrees && running && now >= graceEnds {
                 stoppingTrees = true
                 log(.notice, "stopping: the grace has passed; stopping the processes of \(trees) running exec jobs")
-                for queue in scheduler.queues { queue.shutDownRunning() }
+                scheduler.stopRunningJobs()
             }
             if !running || (stoppingTrees && (trees == 0 || now >= treesEnd)) {
                 timer.invalidate()
@@ -49,10 +49,9 @@ extension Server {
         // block is queued here, ahead of the one below, so the commit
         // records them and a clean stop leaves nothing finished to replay.
         for w in workers { w.stop() }
-        scheduler.idleTrim.stop()
+        scheduler.workersStopped()
         loop.perform(inModes: [.common]) { [unowned self] in
-            scheduler.recordReports()
-            scheduler.commitJournal()
+            scheduler.settle()
             log.flushHeld()
             for c in Array(connections.values) {
                 c.flush()

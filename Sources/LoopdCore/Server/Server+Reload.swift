@@ -6,7 +6,6 @@ extension Server {
     /// Applies a re-read configuration: actions and limits at once, new
     /// workers started; what cannot change live is named in the log.
     func apply(_ fresh: DaemonConfig, actions table: [String: any JobAction]) {
-        scheduler.actions = table
         var added: [String] = []
         for w in fresh.workers where scheduler.queue(named: w.name) == nil {
             scheduler.addWorker(w)
@@ -34,10 +33,7 @@ extension Server {
             return c
         }
         config = kept
-        scheduler.config = kept
-        scheduler.table.retainedByteLimit = kept.limits.maxRetainedBytes
-        scheduler.table.keepFailures(kept.limits)
-        scheduler.journal?.retainedByteLimit = kept.limits.maxRetainedBytes
+        scheduler.reconfigure(kept, actions: table)
         applySpin()
         schedules.reload(kept.schedules)
         var message = "configuration reloaded: \(scheduler.actions.count) actions, \(workers.count) workers, "

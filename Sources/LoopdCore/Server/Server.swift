@@ -104,8 +104,7 @@ final class Server: @unchecked Sendable {
             Descriptor.close(fd)
             return
         }
-        scheduler.ledger.change(peer.uid) { $0.connections += 1 }
-        scheduler.metrics.connectionAccepted()
+        scheduler.connectionOpened(uid: peer.uid)
         let c = Connection(id: nextConnectionID, fd: fd, peer: peer, server: self, limits: config.limits)
         nextConnectionID += 1
         connections[c.id] = c
@@ -114,8 +113,7 @@ final class Server: @unchecked Sendable {
 
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
-        scheduler.ledger.change(c.peer.uid) { $0.connections -= 1 }
-        scheduler.waiters.dropAll(of: c.sink)
+        scheduler.connectionClosed(c.sink, uid: c.peer.uid)
     }
 
     /// Flushes `c` once the current batch of work is done.

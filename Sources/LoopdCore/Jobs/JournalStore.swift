@@ -1,16 +1,17 @@
 import LoopRuntime
 
-/// The group commit that makes durable jobs durable: one journal write and
-/// fsync per main-loop pass, by an observer of `.beforeWaiting`, for every
-/// record appended during the pass. Jobs wait here, in arrival order, until
-/// the commit that covers them (or a durable job ahead of them on their
-/// worker) returns. Main thread only (its observer and timer run there).
+/// The local store of jobs: the journal of durable jobs, and the group
+/// commit that makes them durable: one journal write and fsync per
+/// main-loop pass, by an observer of `.beforeWaiting`, for every record
+/// appended during the pass. Jobs wait here, in arrival order, until the
+/// commit that covers them (or a durable job ahead of them on their worker)
+/// returns. Main thread only (its observer and timer run there).
 ///
 /// The observer is on the loop only while the journal holds records to
 /// commit: a loop with a waiting observer polls its descriptors once more
 /// every pass (R17 step 5), a system call per pass that jobs without
 /// `durable` would pay for nothing.
-final class CommitGate: @unchecked Sendable {
+final class JournalStore: JobStore, @unchecked Sendable {
     /// A job held for the commit, and the acknowledgement it still owes
     /// (a durable `wait: false` submit is acknowledged after the commit).
     struct Entry {
@@ -58,6 +59,40 @@ final class CommitGate: @unchecked Sendable {
     /// failed: a change is acknowledged only once it is on disk.
     func whenCommitted(_ body: @escaping (JournalError?) -> Void) {
         waiters.append(body)
+    }
+
+    // MARK: JobStore
+
+    /// A durable job's submit record: its request and the attempts it has
+    /// had, which a restart replays.
+    func keep(_ job: Job) {
+        journal.appendSubmitted(DurableJob(job))
+        arm()
+    }
+
+    func keepEnd(of job: Job, _ end: Job.End) {
+        keep(FinishedJob(job, end: end))
+    }
+
+    func finished(id: String) -> FinishedJob? { journal.finishedStatus(id: id) }
+
+    func whenWritten(_ body: @escaping () -> Void) {
+        guard journal.hasUncommitted else { return body() }
+        whenCommitted { _ in body() }
+    }
+
+    // MARK: what only the journal does
+
+    /// An end record, new or changed (a later record of the same job wins).
+    func keep(_ finished: FinishedJob) {
+        journal.appendFinished(finished)
+        arm()
+    }
+
+    /// Forgets a durable job's record.
+    func discard(id: String) {
+        journal.appendDiscarded(id)
+        arm()
     }
 
     /// Puts the observer on the loop if the journal has records to commit;
