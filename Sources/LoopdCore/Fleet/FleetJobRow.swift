@@ -113,17 +113,26 @@ struct FleetJobRow {
         if let ranOn { f.append(("node", .string(ranOn))) }
         return f
     }
+}
 
-    /// The reply to a request that waited for the job's end, as a local job's: `ok` with the result, or its error.
-    func writeEndedReply(requestID: RequestID?, duplicate: Bool = false, into out: inout [UInt8]) {
-        var fields = replyFields
-        if let result { fields.append(("result", result)) }
-        if retries > 0 { fields.append(("attempt", .integer(attempt))) }
-        if duplicate { fields.append(("duplicate", true)) }
-        if state == JobState.completed.rawValue {
-            Response.ok(id: requestID, fields, into: &out)
-        } else {
-            Response.error(id: requestID, error ?? ProtocolError(.jobFailed, "job \(id) ended \(state)"), fields, into: &out)
-        }
+extension EndedJobView {
+    /// A fleet job that ended, as the row holds it: its replies read as a
+    /// local job's, with where it ran beside them.
+    init(_ row: FleetJobRow) {
+        id = row.id
+        state = row.state
+        worker = row.worker
+        action = row.action
+        durable = true
+        submittedAt = row.submittedMs
+        startedAt = row.startedMs
+        finishedAt = row.finishedMs ?? row.submittedMs
+        result = row.result
+        error = row.error
+        attempt = Int(row.attempt)
+        retries = Int(row.retries)
+        uniqueKey = row.uniqueKey
+        placement = [("fleet", true)]
+        if let node = row.ranOn { placement.append(("node", .string(node))) }
     }
 }

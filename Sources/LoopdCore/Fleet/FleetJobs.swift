@@ -380,9 +380,9 @@ final class FleetJobs: @unchecked Sendable {
         waiter.sink.settle { out in
             switch waiter.kind {
             case .submit, .wait:
-                row.writeEndedReply(requestID: waiter.requestID, into: &out)
+                EndedJobView(row).writeReply(requestID: waiter.requestID, into: &out)
             case .duplicate:
-                row.writeEndedReply(requestID: waiter.requestID, duplicate: true, into: &out)
+                EndedJobView(row).writeReply(requestID: waiter.requestID, duplicate: true, into: &out)
             case .cancel:
                 Response.ok(id: waiter.requestID, [
                     ("job", .string(row.id)), ("cancelled", .bool(row.state == JobState.cancelled.rawValue)),

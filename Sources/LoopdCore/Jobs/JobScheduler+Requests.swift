@@ -12,7 +12,7 @@ extension JobScheduler {
         case .live(let job):
             r.sink.send { Response.ok(id: id, JobStatus.fields(job, includeResult: true), into: &$0) }
         case .finished(let finished):
-            r.sink.send { Response.ok(id: id, JobStatus.fields(finished), into: &$0) }
+            r.sink.send { Response.ok(id: id, EndedJobView(finished).statusFields(includeResult: true), into: &$0) }
         case .none:
             replyUnknownJob(id: id, to: r)
         }
@@ -28,10 +28,7 @@ extension JobScheduler {
         case .live(let live):
             job = live
         case .finished(let finished):
-            r.sink.send {
-                Response.ok(id: id, [("job", .string(jobID)), ("cancelled", false), ("state", .string(finished.state)),
-                                     ("started", .bool(finished.details?.startedAt != nil))], into: &$0)
-            }
+            r.sink.send { Response.ok(id: id, EndedJobView(finished).cancelTooLateFields, into: &$0) }
             return
         case .none:
             replyUnknownJob(id: id, to: r)
@@ -39,7 +36,7 @@ extension JobScheduler {
         }
         switch job.state {
         case .ended:
-            r.sink.send { Self.writeCancelReply(job, cancelled: false, requestID: id, into: &$0) }
+            r.sink.send { Response.ok(id: id, EndedJobView(job).cancelTooLateFields, into: &$0) }
         case .accepted, .forgotten:
             preconditionFailure("job \(jobID) is \(job.state), which no request can see")
         case .awaitingCommit, .delayed, .queued, .running:
@@ -76,14 +73,14 @@ extension JobScheduler {
         case .live(let live):
             job = live
         case .finished(let finished):
-            r.sink.send { Self.writeEndedReply(finished, requestID: id, into: &$0) }
+            r.sink.send { EndedJobView(finished).writeReply(requestID: id, into: &$0) }
             return
         case .none:
             replyUnknownJob(id: id, to: r)
             return
         }
         if job.state.isEnded {
-            r.sink.send { JobReply.write(current: job, requestID: id, into: &$0) }
+            r.sink.send { EndedJobView(job).writeReply(requestID: id, into: &$0) }
             return
         }
         do {
@@ -100,20 +97,6 @@ extension JobScheduler {
         }
         waiters.setTimer(timer, serial: serial, on: jobID)
         loop.add(timer, forMode: .common)
-    }
-
-    /// A waited submit's reply for a durable job that ended before a restart.
-    static func writeEndedReply(_ finished: FinishedJob, requestID: RequestID?, duplicate: Bool = false,
-                                into out: inout [UInt8]) {
-        var fields: [(String, JSON)] = [("job", .string(finished.id)), ("state", .string(finished.state))]
-        if let worker = finished.details?.worker { fields.append(("worker", .string(worker))) }
-        if let result = try? JSONParser.parse(Array(finished.resultJSON.utf8)) { fields.append(("result", result)) }
-        if let d = finished.details, d.attempt > 1 || !d.attemptErrors.isEmpty { fields.append(("attempt", .integer(Int64(d.attempt)))) }
-        if duplicate { fields.append(("duplicate", true)) }
-        guard finished.state != JobState.completed.rawValue else { return Response.ok(id: requestID, fields, into: &out) }
-        let code = finished.details?.errorCode.flatMap(ErrorCode.init(rawValue:)) ?? .jobFailed
-        let error = ProtocolError(code, finished.details?.errorMessage ?? "job \(finished.id) ended \(finished.state)")
-        Response.error(id: requestID, error, fields, into: &out)
     }
 
     /// `jobs`: a page of the jobs the requester may see, oldest submission

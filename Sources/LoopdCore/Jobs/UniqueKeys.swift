@@ -67,7 +67,7 @@ extension JobScheduler {
                 r.sink.send { JobReply.write(job, state: job.visibleState(), result: nil, error: nil, requestID: id,
                                              duplicate: true, into: &$0) }
             } else if job.state.isEnded {
-                r.sink.send { JobReply.write(current: job, requestID: id, duplicate: true, into: &$0) }
+                r.sink.send { EndedJobView(job).writeReply(requestID: id, duplicate: true, into: &$0) }
             } else {
                 do {
                     try checkWaitQuota(uid: r.owner.uid)
@@ -80,7 +80,7 @@ extension JobScheduler {
         }
         if let finished = journal?.finishedStatus(id: jobID) {
             if s.wait {
-                r.sink.send { Self.writeEndedReply(finished, requestID: id, duplicate: true, into: &$0) }
+                r.sink.send { EndedJobView(finished).writeReply(requestID: id, duplicate: true, into: &$0) }
             } else {
                 var fields: [(String, JSON)] = [("job", .string(finished.id)), ("state", .string(finished.state))]
                 if let worker = finished.details?.worker, !worker.isEmpty { fields.append(("worker", .string(worker))) }
