@@ -54,6 +54,8 @@ final class BeanstalkReference {
         let start = monotonicNanoseconds()
         let stopAt = start + UInt64(seconds * 1e9)
         var now = start
+        // Until the time is up and every put is answered: one read may bring
+        // every reply in flight, which must not end the run.
         repeat {
             if now < stopAt {
                 while sent - answered < depth {
@@ -78,7 +80,7 @@ final class BeanstalkReference {
             carry = carry + n - lineStart
             if carry > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + lineStart, carry) }
             now = monotonicNanoseconds()
-        } while answered < sent
+        } while answered < sent || now < stopAt
         return (answered, Double(now - start) / 1e9)
     }
 
