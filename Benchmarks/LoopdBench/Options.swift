@@ -66,7 +66,7 @@ struct Options {
           --no-perf    count no wake-ups with perf (the context switches from /proc stay)
           --instructions  instructions (valgrind's callgrind) and heap allocations (dhat) per job instead,
                        of loopd and beanstalkd, 1 client, sequential: each the difference between a run of
-                       N jobs and one of N/10, ÷ the difference in jobs; about a minute
+                       N jobs and one of N/10, ÷ the difference in jobs; under a minute
           --jobs N     N for --instructions (default 2000; 100...100000)
         """
 
