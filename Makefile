@@ -6,7 +6,7 @@ TOOLS_BIN := $(CURDIR)/.build/tools/bin
 export PATH := /opt/swift/usr/bin:$(PATH):$(TOOLS_BIN)
 
 .PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python test-web test-fleet \
-	check-words check-metrics docs bench bench-quick example consumer clean
+	check-words check-metrics docs bench bench-quick bench-instructions example consumer clean
 
 ## What each purpose needs, from .ci/packages/PURPOSE (each line says why),
 ## installed without recommends, only when missing, and said before it is
@@ -160,11 +160,18 @@ test-asan:
 ## LoopRuntime pulls in none of their peers; LoopdBench tests the shipped
 ## release loopd in .build/release (`make release`). Benchmarks/million.py:
 ## that loopd holding a million delayed jobs beside beanstalkd (50,000 with --quick).
+## LoopdBench counts each server's context switches and, with perf, its
+## wake-ups per job; `bench-instructions` (part of `bench`) counts
+## instructions and allocations per job under valgrind, about a minute.
 BENCH = $(SWIFT) run -c release --package-path Benchmarks
 bench: setup-bench release
 	$(BENCH) LoopBench
 	$(BENCH) LoopdBench
+	$(BENCH) LoopdBench --instructions
 	python3 Benchmarks/million.py --bin "$$($(RELEASE_BUILD) --show-bin-path)"
+
+bench-instructions: setup-bench release
+	$(BENCH) LoopdBench --instructions
 
 bench-quick: setup-bench release
 	$(BENCH) LoopBench --quick

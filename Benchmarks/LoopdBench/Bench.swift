@@ -41,8 +41,13 @@ final class Bench {
     private var loopdSpin: LoopdProcess?
     private var redis: RedisReference?
     private var beanstalk: BeanstalkReference?
-    /// beanstalkd's `put` rate per round, for the priorities row.
-    fileprivate var beanstalkRates: [(round: Int, rate: Double)] = []
+    /// beanstalkd's `put` runs, one per round, for the priorities row.
+    fileprivate var beanstalkRates: [BeanstalkRun] = []
+    /// The perf that counts wake-ups, or why there is none (`--no-perf`, not
+    /// installed, not allowed to count system-wide).
+    private var perf: Result<Perf, BenchError> = .failure(BenchError("not probed"))
+    /// perf failures within windows, for the notes (the first of each kind).
+    private var perfErrors: [String] = []
     private var errors: [String] = []
     private var measured: [String: [Measurement]] = [:]
     private var failed: [String: String] = [:]
@@ -158,6 +163,7 @@ final class Bench {
                 progress("no beanstalkd reference: \(error)")
             }
         }
+        perf = options.noPerf ? .failure(BenchError("--no-perf")) : Perf.probe(directory: directory)
         let cpus = onlineCPUCount()
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
@@ -171,6 +177,10 @@ final class Bench {
         }
         out("- reference: \(reference)")
         out("- queue reference (prio64): \(beanstalkNote)")
+        switch perf {
+        case .success(let p): out("- wake-ups: `\(p.path) stat -a -e sched:sched_wakeup` filtered to each server's threads")
+        case .failure(let why): out("- wake-ups: not counted (\(why)); context switches come from /proc")
+        }
         out("- \(cpus) CPUs, load average before: \(loadBefore); \(rounds) round(s), medians reported\n")
 
         if redis != nil && !quick {
@@ -217,6 +227,16 @@ final class Bench {
 
     fileprivate func selected(_ key: String) -> Bool { options.only?.contains(key) ?? true }
 
+    /// A window that counts `pid`'s switches and wake-ups (with perf when usable).
+    private func window(_ pid: Int32) -> WakeWindow {
+        WakeWindow(pid: pid, perf: try? perf.get(), directory: directory)
+    }
+
+    /// Keeps the first perf failure of a window for the notes.
+    private func notePerf(_ window: WakeWindow) {
+        if let e = window.perfError, perfErrors.count < 3, !perfErrors.contains(e) { perfErrors.append(e) }
+    }
+
     private func measureRedis(clients: Int) {
         guard let redis, selected("redis") else { return }
         guard remainingSeconds > 5 else {
@@ -226,8 +246,10 @@ final class Bench {
         }
         let n = redisRequests[clients] ?? 10000
         do throws(BenchError) {
+            let w = window(redis.pid)
+            defer { notePerf(w) }
             var r = try redis.benchmark(clients: clients, requests: n,
-                                        timeoutSeconds: min(quick ? 20 : 40, remainingSeconds - 2))
+                                        timeoutSeconds: min(quick ? 20 : 40, remainingSeconds - 2), window: w)
             r.round = round
             redisResults[clients, default: []].append(r)
             progress("redis PING -c \(clients) -n \(n): \(Format.count(r.rps)) req/s (\(r.test)), "
@@ -250,9 +272,14 @@ final class Bench {
             beanstalk = nil
             let beanstalk = try BeanstalkReference.start(directory: directory)
             self.beanstalk = beanstalk
-            let r = try beanstalk.put(depth: 64, priorities: RandomPriorities.values, seconds: priorities64.seconds)
+            let w = window(beanstalk.pid)
+            defer { notePerf(w) }
+            let cpu0 = Processes.cpuSeconds(beanstalk.pid) ?? 0
+            let r = try beanstalk.put(depth: 64, priorities: RandomPriorities.values, seconds: priorities64.seconds,
+                                      window: w)
+            let cpu = (Processes.cpuSeconds(beanstalk.pid) ?? 0) - cpu0
             let rate = Double(r.jobs) / r.seconds
-            beanstalkRates.append((round, rate))
+            beanstalkRates.append(BeanstalkRun(round: round, rate: rate, jobs: r.jobs, cpuSeconds: cpu, wakes: r.wakes))
             progress("beanstalkd put, random priorities, 64 pipelined: \(Format.count(rate)) jobs/s")
         } catch {
             errors.append("beanstalkd: \(error)")
@@ -271,17 +298,20 @@ final class Bench {
         do throws(BenchError) {
             // Many clients: one polling thread, as redis-benchmark does (see
             // Multiplexed.swift); `--thread-per-client` for the other way.
+            let w = window(daemon.pid)
+            defer { notePerf(w) }
             var m = scenario.throughClient
-                ? try runThroughClient(scenario, socketPath: daemon.socketPath, loopd: daemon)
+                ? try runThroughClient(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
                 : scenario.clients > 1 && !options.threadPerClient
-                ? try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon)
-                : try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon)
+                ? try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
+                : try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
             m.round = round
             measured[scenario.name, default: []].append(m)
             let p = Percentiles(m.latencies)
+            let switches = WakeColumns.perJob(m.wakes.switches, m.jobs)
             progress("\(scenario.name): \(Format.count(m.rate)) jobs/s, p50 \(Format.latency(p.percentile(50))), "
                      + "p99 \(Format.latency(p.percentile(99))), loopd CPU "
-                     + "\(Format.fixed(m.loopdCPU / m.wallSeconds, 2)) cores")
+                     + "\(Format.fixed(m.loopdCPU / m.wallSeconds, 2)) cores, \(switches) switches/job")
         } catch {
             failed[scenario.name] = error.description
             errors.append("\(scenario.name): \(error)")
@@ -447,6 +477,7 @@ final class Bench {
                              .joined(separator: ", ")])
         }
         out(details.render())
+        out("\n" + wakeTable().render())
         out("- loopd jobs/s: verified replies ÷ (first request → last reply), all clients; median of the rounds. "
               + "p50/p99: request written → reply read, every job of every round. Every reply's id was checked "
               + "against the requests in flight on its connection.")
@@ -461,6 +492,12 @@ final class Bench {
         out("- server CPU = loopd's (all its threads) CPU seconds ÷ wall seconds of the measured run, "
             + "and ÷ its jobs; redis: redis-server's CPU ÷ requests (both PING tests). "
             + "CPU per job depends far less on what else runs on the machine than jobs/s does. \(cpus) CPUs.")
+        out("- switches/job: the server's context switches (voluntary + involuntary, all its threads, "
+            + "/proc/PID/task/*/status) over the measured run ÷ its jobs (redis: requests); voluntary ones are "
+            + "sleeps, each later ended by a wake-up; involuntary ones are preemptions, which other load adds. "
+            + "wake-ups of / by the server: sched:sched_wakeup events whose woken task is one of its threads / "
+            + "raised while one of its threads ran, ÷ jobs (perf). Benchmarks/README.md says what they cannot show.")
+        for e in perfErrors { out("- perf: \(e)") }
         return table
     }
 }
@@ -479,6 +516,45 @@ extension Bench {
                    median(beanstalkRates.map(\.rate)).map(Format.count) ?? "—",
                    median(pairs.map { $0.0 / $0.1 }).map(Format.percent) ?? "—",
                    pairs.map { "\(Format.count($0.0)) / \(Format.count($0.1))" }.joined(separator: ", ")])
+        return table
+    }
+}
+
+/// One beanstalkd `put` run of the priorities row.
+struct BeanstalkRun {
+    var round: Int
+    var rate: Double
+    var jobs: Int
+    /// beanstalkd's CPU seconds over the run (its connecting included).
+    var cpuSeconds: Double
+    var wakes: WakeCounts
+}
+
+extension Bench {
+    /// Per job, every server measured: how often its threads switched out,
+    /// were woken and woke others, and its CPU; sums over the rounds ÷ jobs.
+    fileprivate func wakeTable() -> MarkdownTable {
+        var table = MarkdownTable(columns: WakeColumns.names)
+        for scenario in scenarios where selected(scenario.key) {
+            let runs = measuredRuns(scenario.name)
+            let jobs = runs.reduce(0) { $0 + $1.jobs }
+            table.add(WakeColumns.row(scenario.name, server: "loopd", jobs: jobs,
+                                      wakes: WakeCounts.total(runs.map(\.wakes)),
+                                      cpuSeconds: runs.reduce(0) { $0 + $1.loopdCPU }))
+        }
+        for clients in [1, 50] where selected("redis") {
+            let runs = redisResults[clients] ?? []
+            table.add(WakeColumns.row("PING, \(clients) client\(clients == 1 ? "" : "s") (redis-benchmark)",
+                                      server: "redis-server", jobs: runs.reduce(0) { $0 + $1.requests },
+                                      wakes: WakeCounts.total(runs.map(\.wakes)),
+                                      cpuSeconds: runs.reduce(0) { $0 + $1.serverCPU }))
+        }
+        if selected(priorities64.key) {
+            table.add(WakeColumns.row("put, random priorities, 1 client, 64 pipelined", server: "beanstalkd",
+                                      jobs: beanstalkRates.reduce(0) { $0 + $1.jobs },
+                                      wakes: WakeCounts.total(beanstalkRates.map(\.wakes)),
+                                      cpuSeconds: beanstalkRates.reduce(0) { $0 + $1.cpuSeconds }))
+        }
         return table
     }
 }

@@ -1,4 +1,4 @@
-// The children (loopd, redis-server, redis-benchmark) die with the
+// The children (loopd, redis-server, redis-benchmark, perf) die with the
 // benchmark: on every fatal signal, and when the whole run overruns.
 import LoopPlatform
 import Synchronization
@@ -15,11 +15,15 @@ enum Children {
     static let helper = Atomic<Int32>(0)
     /// beanstalkd, the reference of the priorities row.
     static let beanstalkd = Atomic<Int32>(0)
+    /// `perf stat`, counting a measured window's wake-ups.
+    static let perf = Atomic<Int32>(0)
 
     /// SIGKILLs every registered child. Async-signal-safe.
     static func killAll() {
         let a = loopd.load(ordering: .relaxed), b = redis.load(ordering: .relaxed), c = helper.load(ordering: .relaxed)
         let d = loopdSpin.load(ordering: .relaxed), e = beanstalkd.load(ordering: .relaxed)
+        let f = perf.load(ordering: .relaxed)
+        if f > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: f) }
         if e > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: e) }
         if a > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: a) }
         if d > 0 { SignalPlatform.sendSignal(SIGKILL, toProcess: d) }
@@ -31,7 +35,7 @@ enum Children {
     /// SIGTRAP), then dies of that signal as it would have; ignores SIGPIPE.
     static func installEmergencyHandlers() {
         _ = (loopd.load(ordering: .relaxed), redis.load(ordering: .relaxed), helper.load(ordering: .relaxed),
-             loopdSpin.load(ordering: .relaxed), beanstalkd.load(ordering: .relaxed))
+             loopdSpin.load(ordering: .relaxed), beanstalkd.load(ordering: .relaxed), perf.load(ordering: .relaxed))
         SignalPlatform.ignore(SIGPIPE)
         SignalPlatform.installHandler(for: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]) { sig in
             Children.killAll()

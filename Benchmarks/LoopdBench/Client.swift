@@ -192,6 +192,8 @@ enum Request {
     static let noopWait = Array(#","op":"submit","action":"noop","worker":"any"}"#.utf8) + [0x0A]
     /// The exec action `true` (`/bin/true`, see `LoopdProcess`), waited for.
     static let execWait = Array(#","op":"submit","action":"true","worker":"any"}"#.utf8) + [0x0A]
+    /// A `noop` acknowledged once queued (not waited for).
+    static let noopAsync = Array(#","op":"submit","action":"noop","worker":"any","wait":false}"#.utf8) + [0x0A]
     /// A durable `noop` acknowledged once journaled (fsync'd), not waited for.
     static let durableAsync =
         Array(#","op":"submit","action":"noop","worker":"any","durable":true,"wait":false}"#.utf8) + [0x0A]

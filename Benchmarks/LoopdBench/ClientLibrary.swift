@@ -9,7 +9,8 @@ import NIOPosix
 /// sending its next request as soon as its reply came. The tasks prefer the
 /// client's event loop as their executor (`client.taskExecutor`), the way
 /// the client's documentation recommends for tight request loops.
-func runThroughClient(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
+func runThroughClient(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess,
+                      window: WakeWindow) throws(BenchError) -> Measurement {
     let client: LoopdClient
     do {
         client = try blocking(MultiThreadedEventLoopGroup.singleton.any()) {
@@ -23,6 +24,7 @@ func runThroughClient(_ scenario: Scenario, socketPath: String, loopd: LoopdProc
         throw BenchError("LoopdClient: \(error)")
     }
     defer { try? blocking(client.eventLoop) { await client.close() } }
+    window.open()
     let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
     let run: ClientLibraryRun
     do {
@@ -30,12 +32,14 @@ func runThroughClient(_ scenario: Scenario, socketPath: String, loopd: LoopdProc
             try await drive(client, depth: scenario.depth, seconds: scenario.seconds, limit: Int.max)
         }
     } catch {
+        _ = window.close()
         throw BenchError("LoopdClient: \(error)")
     }
     let wall = Double(monotonicNanoseconds() - wall0) / 1e9
+    let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
     return Measurement(jobs: run.latencies.count, seconds: Double(run.end - run.start) / 1e9,
-                       latencies: run.latencies, loopdCPU: loopd.cpuSeconds - cpu0,
-                       benchCPU: Processes.ownCPUSeconds() - own0, wallSeconds: wall)
+                       latencies: run.latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall,
+                       wakes: window.close())
 }
 
 private struct ClientLibraryRun: Sendable {

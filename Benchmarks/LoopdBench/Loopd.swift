@@ -19,7 +19,10 @@ final class LoopdProcess {
     let execUser: String?
 
     /// `spinUs`: `server.spin_before_sleeping_us` (nil: loopd's default, no spin).
-    init(binary: String, directory: String, workers: Int, logLevel: String?, spinUs: Int? = nil) throws(BenchError) {
+    /// `wrapper`: a program and its arguments loopd runs under (valgrind),
+    /// with `readySeconds` to answer its first ping.
+    init(binary: String, directory: String, workers: Int, logLevel: String?, spinUs: Int? = nil,
+         wrapper: [String] = [], readySeconds: Double = 15) throws(BenchError) {
         self.binary = binary
         spins = spinUs != nil
         socketPath = directory + "/loopd.sock"
@@ -54,9 +57,10 @@ final class LoopdProcess {
             try Files.write(configPath, config)
             execUser = nil
         }
-        pid = try Processes.spawn(binary, ["--config", configPath], cwd: directory, logPath: logPath)
+        let command = wrapper + [binary, "--config", configPath]
+        pid = try Processes.spawn(command[0], Array(command.dropFirst()), cwd: directory, logPath: logPath)
         record(pid)
-        try waitReady(seconds: 15)
+        try waitReady(seconds: readySeconds)
     }
 
     /// Whether `binary --check-config` accepts the config at `configPath`.
@@ -132,9 +136,9 @@ final class LoopdProcess {
         return Int(line[range.upperBound...].prefix { $0.isNumber })
     }
 
-    /// SIGTERM (SIGKILL after a grace); how it ended.
-    func stop() -> String {
-        let how = Processes.stop(pid, graceSeconds: 5)
+    /// SIGTERM (SIGKILL after `graceSeconds`); how it ended.
+    func stop(graceSeconds: Double = 5) -> String {
+        let how = Processes.stop(pid, graceSeconds: graceSeconds)
         record(0)
         return how
     }

@@ -6,19 +6,28 @@ import LoopPlatform
 /// load generator, and the client side costs the shared 2 CPUs the same:
 /// a thread per client blocked in `read` makes every reply a scheduler
 /// wake-up of its own, which loopd's replies would pay for and redis's not.
-func runMultiplexed(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
+func runMultiplexed(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess,
+                    window: WakeWindow) throws(BenchError) -> Measurement {
     var connections: [Connection] = []
     for _ in 0..<scenario.clients { connections.append(try Connection(path: socketPath)) }
     if scenario.warmup > 0 {
         _ = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: 30,
                          limitPerConnection: scenario.warmup)
     }
+    window.open()
     let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
-    let run = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
+    let run: (jobs: Int, start: UInt64, end: UInt64, latencies: [UInt64])
+    do {
+        run = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
                            limitPerConnection: Int.max)
+    } catch {
+        _ = window.close()
+        throw error
+    }
     let wall = Double(monotonicNanoseconds() - wall0) / 1e9
+    let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
     return Measurement(jobs: run.jobs, seconds: Double(run.end - run.start) / 1e9, latencies: run.latencies,
-                       loopdCPU: loopd.cpuSeconds - cpu0, benchCPU: Processes.ownCPUSeconds() - own0, wallSeconds: wall)
+                       loopdCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: window.close())
 }
 
 /// Keeps `depth` requests in flight on every connection for `seconds` (or

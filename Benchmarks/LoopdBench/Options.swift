@@ -32,13 +32,19 @@ struct Options {
     var only: Set<String>?
     /// Measure the round trips of the job operations instead (`--operations`).
     var operations = false
+    /// Count instructions and heap allocations per job under valgrind instead (`--instructions`).
+    var instructions = false
+    /// The jobs of `--instructions`' long runs (its short runs have a tenth).
+    var instructionJobs = 2000
+    /// Count no wake-ups with perf, even when it could (`--no-perf`).
+    var noPerf = false
     static let measurements: Set<String> = ["seq1", "seq1client", "seq1spin", "c16", "pipe64", "pipe64client", "c50",
                                             "durable", "redis", "prio64", "exec1", "exec16"]
 
     static let usage = """
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
                   [--only seq1,seq1client,seq1spin,c16,pipe64,pipe64client,c50,durable,redis,prio64,exec1,exec16]
-                  [--thread-per-client] [--spin-us N]
+                  [--thread-per-client] [--spin-us N] [--no-perf] [--instructions [--jobs N]]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
@@ -57,6 +63,11 @@ struct Options {
                        (default: one thread polling every connection, as redis-benchmark -c N does)
           --operations round trips of status, wait, jobs and cancel of a running job instead
                        (2000 samples of status and wait, 200 of jobs and cancel)
+          --no-perf    count no wake-ups with perf (the context switches from /proc stay)
+          --instructions  instructions (valgrind's callgrind) and heap allocations (dhat) per job instead,
+                       of loopd and beanstalkd, 1 client, sequential: each the difference between a run of
+                       N jobs and one of N/10, ÷ the difference in jobs; under a minute
+          --jobs N     N for --instructions (default 2000; 100...100000)
         """
 
     static func parse(_ args: [String]) -> Options {
@@ -80,6 +91,11 @@ struct Options {
             case "--log-level": o.logLevel = value()
             case "--thread-per-client": o.threadPerClient = true
             case "--operations": o.operations = true
+            case "--instructions": o.instructions = true
+            case "--no-perf": o.noPerf = true
+            case "--jobs":
+                guard let n = Int(value()), (100...100_000).contains(n) else { fail("--jobs takes 100...100000") }
+                o.instructionJobs = n
             case "--spin-us":
                 guard let n = Int(value()), (1...10_000).contains(n) else { fail("--spin-us takes 1...10000") }
                 o.spinUs = n

@@ -23,6 +23,8 @@ final class RedisReference {
         /// Requests run, and CPU seconds redis-server spent on them.
         var requests = 0
         var serverCPU = 0.0
+        /// redis-server's context switches and wake-ups over the run.
+        var wakes = WakeCounts.none
         /// Which round of the run it belongs to (set by the caller).
         var round = 0
         /// Every test's req/s, for the notes.
@@ -88,26 +90,38 @@ final class RedisReference {
     }
 
     /// `redis-benchmark -s SOCK -t ping -c clients -n requests --csv`,
-    /// killed after `timeoutSeconds`.
-    func benchmark(clients: Int, requests: Int, timeoutSeconds: Double) throws(BenchError) -> Result {
+    /// killed after `timeoutSeconds`; `window` is open for its whole run
+    /// (its connecting included).
+    func benchmark(clients: Int, requests: Int, timeoutSeconds: Double, window: WakeWindow) throws(BenchError) -> Result {
         let out = directory + "/redis-benchmark-c\(clients).csv"
         try Files.write(out, "")
+        window.open()
+        let cpu0 = Processes.cpuSeconds(self.pid) ?? 0
+        let ran = Swift.Result<Void, BenchError> { () throws(BenchError) in
+            try runBenchmark(out: out, clients: clients, requests: requests, timeoutSeconds: timeoutSeconds)
+        }
+        let cpu = (Processes.cpuSeconds(self.pid) ?? 0) - cpu0
+        let wakes = window.close()
+        try ran.get()
+        var result = try Self.parseCSV(Files.read(out) ?? "")
+        result.requests = requests * result.all.count  // -t ping runs PING_INLINE and PING_MBULK
+        result.serverCPU = cpu
+        result.wakes = wakes
+        return result
+    }
+
+    /// Runs redis-benchmark to its end (its CSV into `out`); throws unless it exited 0.
+    private func runBenchmark(out: String, clients: Int, requests: Int, timeoutSeconds: Double) throws(BenchError) {
         let pid = try Processes.spawn(benchmarkBinary, ["-s", socketPath, "-t", "ping", "-c", String(clients),
                                                         "-n", String(requests), "--csv"],
                                       cwd: directory, logPath: out)
         Children.helper.store(pid, ordering: .releasing)
         defer { Children.helper.store(0, ordering: .releasing) }
-        let cpu0 = Processes.cpuSeconds(self.pid) ?? 0
         guard let status = Processes.waitExit(pid, seconds: timeoutSeconds) else {
             Processes.stop(pid, graceSeconds: 1)
             throw BenchError("redis-benchmark -c \(clients) -n \(requests) did not finish within \(timeoutSeconds) s")
         }
-        let text = Files.read(out) ?? ""
-        guard status == "exited 0" else { throw BenchError("redis-benchmark \(status): \(text)") }
-        var result = try Self.parseCSV(text)
-        result.requests = requests * result.all.count  // -t ping runs PING_INLINE and PING_MBULK
-        result.serverCPU = (Processes.cpuSeconds(self.pid) ?? 0) - cpu0
-        return result
+        guard status == "exited 0" else { throw BenchError("redis-benchmark \(status): \(Files.read(out) ?? "")") }
     }
 
     /// Parses redis-benchmark's --csv output (header line, then one line per test).

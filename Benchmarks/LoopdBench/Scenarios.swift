@@ -41,6 +41,8 @@ struct Measurement: Sendable {
     var loopdCPU: Double
     var benchCPU: Double
     var wallSeconds: Double
+    /// The server's context switches and wake-ups over the measured run.
+    var wakes = WakeCounts.none
     /// Which round of the run it belongs to (set by the caller).
     var round = 0
 
@@ -60,8 +62,11 @@ private final class Slot: @unchecked Sendable {
     var result: Result<ClientRun, BenchError> = .failure(BenchError("client thread did not run"))
 }
 
-/// Runs `scenario` against loopd's socket and returns its measurement.
-func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(BenchError) -> Measurement {
+/// Runs `scenario` against loopd's socket and returns its measurement;
+/// `window` counts loopd's switches and wake-ups over the measured run.
+func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess, window: WakeWindow) throws(BenchError) -> Measurement {
+    // The barrier opens twice: once every client has warmed up, and again
+    // when the window is open, so the warm-up's wake-ups are not counted.
     let barrier = ThreadBarrier(count: scenario.clients + 1)
     let slots = (0..<scenario.clients).map { _ in Slot() }
     let threads = slots.enumerated().map { k, slot in
@@ -69,11 +74,14 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(B
             slot.result = clientThread(scenario, socketPath: socketPath, barrier: barrier)
         }
     }
-    barrier.wait()  // the clients have connected and warmed up; the measured run starts now
+    barrier.wait()  // the clients have connected and warmed up
+    window.open()
     let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
+    barrier.wait()  // the measured run starts now
     for t in threads { t.join() }
     let wall = Double(monotonicNanoseconds() - wall0) / 1e9
     let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
+    let wakes = window.close()
 
     var runs: [ClientRun] = []
     for slot in slots {
@@ -88,11 +96,11 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess) throws(B
     latencies.reserveCapacity(runs.reduce(0) { $0 + $1.latencies.count })
     for r in runs { latencies += r.latencies }
     return Measurement(jobs: runs.reduce(0) { $0 + $1.jobs }, seconds: Double(end - start) / 1e9,
-                       latencies: latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall)
+                       latencies: latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: wakes)
 }
 
-/// A client: connect, warm up, meet the others at the barrier, then keep
-/// `depth` requests in flight until the time is up, and drain.
+/// A client: connect, warm up, meet the others at the barrier (twice: see
+/// `run`), then keep `depth` requests in flight until the time is up, and drain.
 private func clientThread(_ scenario: Scenario, socketPath: String, barrier: ThreadBarrier) -> Result<ClientRun, BenchError> {
     var connection: Connection?
     var setupError: BenchError?
@@ -106,6 +114,7 @@ private func clientThread(_ scenario: Scenario, socketPath: String, barrier: Thr
         setupError = error
     }
     barrier.wait()  // every thread arrives, failed or not, so none waits for ever
+    barrier.wait()
     if let setupError { return .failure(setupError) }
     do {
         return .success(try drive(connection!, depth: scenario.depth, requests: scenario.requests,

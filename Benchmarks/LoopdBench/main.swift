@@ -5,6 +5,7 @@
 //   LoopdBench            full run: 5 rounds, about 2 minutes
 //   LoopdBench --quick    smoke test: 1 short round, well under 60 s
 //   LoopdBench --operations  round trips of status, wait, jobs and cancel
+//   LoopdBench --instructions  instructions and allocations per job (valgrind)
 //
 // Exit status: 0 when everything ran (missed targets print MISS but do not
 // fail, unless --strict); 1 on an error (a bad reply, loopd died, …);
@@ -14,9 +15,12 @@ import LoopPlatform
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Children.installEmergencyHandlers()
 let watchdog = Watchdog()
-Children.startWatchdog(seconds: options.quick ? 58 : 290, finished: watchdog)
+Children.startWatchdog(seconds: options.quick ? 58 : options.instructions ? 900 : 290, finished: watchdog)
 let status: Int32
-if options.operations {
+if options.instructions {
+    status = InstructionsBench(binary: options.loopdBinary, tmpBase: options.tmpBase, jobs: options.instructionJobs,
+                               keep: options.keep).run()
+} else if options.operations {
     let binary = options.loopdBinary
     status = OperationsBench(binary: binary, tmpBase: options.tmpBase).run()
 } else {
