@@ -25,14 +25,14 @@ final class RecordingStore: JobStore, @unchecked Sendable {
 /// what the scheduler tells a job's store, and that an end reads the same
 /// whichever store holds it.
 @Suite(.serialized) struct JobStoreTests {
-    @Test("store seam: a fleet job's attempt is kept by the fleet's store, which is told its end; its lane's idleness is told")
+    @Test("store seam: a fleet job's attempt is kept by the fleet's store, which is told its end; the place its end frees is told")
     func aFleetAttemptIsKeptByTheFleetStore() throws {
         let d = RunningDaemon()
         defer { d.stop() }
         let store = RecordingStore()
-        let idle = Locked<[String]>([])
+        let freed = Locked<[String]>([])
         try onMainLoop(d) { s in
-            s.join(fleet: store) { queue in idle.withLock { $0.append(queue.worker.name) } }
+            s.join(fleet: store) { queue in freed.withLock { $0.append(queue.worker.name) } }
             var request = SubmitRequest(action: "echo", args: ["hello"], placement: .worker("w2"), wait: false)
             request.fleet = true
             let owner = JobOwner(uid: getuid(), gid: getgid())
@@ -47,7 +47,7 @@ final class RecordingStore: JobStore, @unchecked Sendable {
         }
         #expect(waitUntil { store.told.withLock { $0.count } == 2 })
         #expect(store.told.withLock { $0 } == ["keep f-7.1", #"end f-7.1 completed {"output":"hello"}"#])
-        #expect(waitUntil { idle.withLock { $0 } == ["w2"] })
+        #expect(waitUntil { freed.withLock { $0 } == ["w2"] })
     }
 
     @Test("store seam: a local job that is not durable has no store; a durable one is the journal's, not the fleet's")

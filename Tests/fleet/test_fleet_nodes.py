@@ -36,9 +36,9 @@ def test_three_nodes_join_one_migrates_and_each_lists_all(pg, database, nodes):
         assert node.fleet()["node"] == node.name
     db = database.split("dbname='")[1].split("'")[0]
     rows = pg.psql("SELECT version, applied_by FROM loopd.schema_migrations ORDER BY version", db=db).split()
-    assert [r.split("|")[0] for r in rows] == ["1", "2"], rows
-    assert rows[0].split("|")[1] in "abc" and rows[1].split("|")[1] == rows[0].split("|")[1]
-    assert log_count(fleet, "migrated the database's schema from version 0 to 2") == 1
+    assert [r.split("|")[0] for r in rows] == ["1", "2", "3"], rows
+    assert rows[0].split("|")[1] in "abc" and all(r.split("|")[1] == rows[0].split("|")[1] for r in rows)
+    assert log_count(fleet, "migrated the database's schema from version 0 to 3") == 1
     assert log_count(fleet, "joined the fleet") == 3
 
     # loopctl fleet: one line per node, this one marked; --json is the reply as sent.
@@ -136,13 +136,27 @@ def test_the_database_restarting_refuses_fleet_requests_then_nodes_return(pg, da
     assert "declared dead" not in a.log() + b.log()
 
 
+def test_a_node_brings_an_older_schema_up_to_date(pg, database, nodes):
+    # A database left at version 2 by an earlier loopd: the next node to start applies 3 and joins.
+    db = database.split("dbname='")[1].split("'")[0]
+    a = nodes("a", database)
+    a.stop()
+    pg.psql("ALTER FUNCTION loopd.claim(text, bigint, text[], text[], boolean[], text[], integer, bigint) RESET enable_sort;"
+            " DELETE FROM loopd.schema_migrations WHERE version = 3", db=db)
+    b = nodes("b", database)
+    assert "migrated the database's schema from version 2 to 3" in b.log()
+    settings = pg.psql("SELECT proconfig FROM pg_proc WHERE oid = 'loopd.claim'::regproc", db=db)
+    assert "enable_sort=off" in settings and "enable_bitmapscan=off" in settings, settings
+    assert b.request({"op": "submit", "action": "echo", "args": ["after"], "fleet": True, "wait": True})["ok"]
+
+
 def test_a_newer_schema_is_refused(pg, database, nodes):
     db = database.split("dbname='")[1].split("'")[0]
     a = nodes("a", database)
     pg.psql("INSERT INTO loopd.schema_migrations (version, applied_by) VALUES (999, 'a newer loopd')", db=db)
     b = nodes("b", database, joined=False)
     reply = wait_for("b's refusal", lambda: (r := b.fleet()) and not r["ok"] and "newer" in r["error"]["message"] and r)
-    assert "version 999, newer than this loopd knows (2)" in reply["error"]["message"]
+    assert "version 999, newer than this loopd knows (3)" in reply["error"]["message"]
     assert "takes no part in the fleet" in b.log()
     assert b.request({"op": "submit", "action": "echo", "args": ["local"]})["ok"]
     out = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
@@ -157,9 +171,9 @@ def test_a_schema_left_to_fleet_migrate(pg, database, nodes):
     assert pg.psql("SELECT to_regclass('loopd.nodes') IS NULL", db=db) == "t\n"
     out = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "fleet schema: migrated from version 0 to 2\n"
+    assert out.stdout == "fleet schema: migrated from version 0 to 3\n"
     again = subprocess.run([LOOPD, "--config", a.config, "--fleet-migrate"], capture_output=True, text=True, timeout=WAIT)
-    assert again.stdout == "fleet schema: already at version 2\n"
+    assert again.stdout == "fleet schema: already at version 3\n"
     # The node retries at its heartbeats and joins.
     wait_for("a to join", lambda: all_alive(a, "a"))
 

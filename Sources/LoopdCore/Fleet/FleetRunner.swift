@@ -39,13 +39,13 @@ final class FleetRunner: @unchecked Sendable {
     let store: FleetStore
     private var claiming = false
     private var claimWanted = false
-    /// The last claim got all it asked for: there is a backlog, so the next
-    /// one takes a few jobs per idle lane (`backlogJobsPerLane`).
-    private var backlog = false
-    /// Jobs claimed per idle lane while there is a backlog: fewer
-    /// statements per job. They queue on the node's fitting lanes, under
-    /// its leases; a node may hold that many more than it runs at once.
-    static let backlogJobsPerLane = 4
+    /// How many claimed jobs each lane may hold: 1 while claims come back
+    /// short; doubled after each claim that got all it asked for (a
+    /// backlog), up to `maxJobsPerLane`, so a backlog drains in fewer and
+    /// larger statements; 1 again once a claim comes back short. The jobs
+    /// queue on the node's lanes under its leases.
+    private var jobsPerLane = 1
+    static let maxJobsPerLane = 16
     private var claimScheduled = false
     /// Wakes the node when the earliest delayed job falls due.
     private var dueTimer: LoopTimer?
@@ -80,29 +80,45 @@ final class FleetRunner: @unchecked Sendable {
         }
     }
 
-    /// The lanes that run nothing and hold nothing: `(name, mode, automatic)`.
-    private func idleLanes() -> [(String, String, Bool)] {
+    /// A lane as a claim sees it: what it fits, and how many more jobs it may take.
+    private struct Lane {
+        let name: String
+        let mode: String
+        let automatic: Bool
+        var room: Int
+
+        func fits(worker: String?, mode jobMode: String?) -> Bool {
+            (worker == name || (worker == nil && automatic)) && ((jobMode ?? "default") == mode || jobMode == "common")
+        }
+    }
+
+    /// The lanes that may take claimed jobs: those down to half of
+    /// `jobsPerLane` or less (an idle one, while it is 1), so a lane is
+    /// topped up before it runs dry.
+    private func lanesWithRoom() -> [Lane] {
         guard scheduler.isAccepting else { return [] }
-        return scheduler.queues.filter { $0.outstanding == 0 }.map { q in
-            (q.worker.name, q.worker.mode, q.worker.placement == .auto)
+        return scheduler.queues.compactMap { q in
+            guard q.outstanding <= jobsPerLane / 2, q.outstanding < jobsPerLane else { return nil }
+            return Lane(name: q.worker.name, mode: q.worker.mode, automatic: q.worker.placement == .auto,
+                        room: jobsPerLane - q.outstanding)
         }
     }
 
     private func claim() {
         guard claimWanted, !claiming, node.isOnline else { return }
-        let lanes = idleLanes()
+        let lanes = lanesWithRoom()
         guard !lanes.isEmpty else { return }
         claimWanted = false
         claiming = true
-        let asked = backlog ? lanes.count * FleetRunner.backlogJobsPerLane : lanes.count
+        let asked = lanes.reduce(0) { $0 + $1.room }
         let sql = """
             SELECT id, action, args, owner_name, worker, mode, priority, timeout_ms, attempt, retry_backoff_ms,
                    (extract(epoch FROM submitted_at) * 1000)::bigint AS submitted_ms
             FROM loopd.claim($1, $2, $3::text[], $4::text[], $5::boolean[], $6::text[], $7, $8)
             """
         let actions = scheduler.actions.keys.sorted()
-        connection.query(sql, [node.name, String(node.incarnation), PostgresArray.text(lanes.map(\.0)),
-                               PostgresArray.text(lanes.map(\.1)), PostgresArray.bool(lanes.map(\.2)),
+        connection.query(sql, [node.name, String(node.incarnation), PostgresArray.text(lanes.map(\.name)),
+                               PostgresArray.text(lanes.map(\.mode)), PostgresArray.bool(lanes.map(\.automatic)),
                                PostgresArray.text(actions), String(asked), lease]) { [unowned self] result in
             claiming = false
             switch result {
@@ -114,10 +130,11 @@ final class FleetRunner: @unchecked Sendable {
                 metrics.claimed(rows.rows.count)
                 var lanes = lanes
                 for row in rows.rows.indices { start(rows, row, lanes: &lanes) }
-                backlog = rows.rows.count == asked
-                if backlog {
-                    wantClaim()  // every idle lane got one: more may wait
+                if rows.rows.count == asked {
+                    jobsPerLane = min(jobsPerLane * 2, FleetRunner.maxJobsPerLane)
+                    wantClaim()  // every place was filled: more may wait
                 } else {
+                    jobsPerLane = 1
                     armDue()
                 }
             }
@@ -125,25 +142,27 @@ final class FleetRunner: @unchecked Sendable {
         }
     }
 
-    /// Runs a claimed row as a local job on an idle lane that fits it (taken from `lanes`).
-    private func start(_ rows: PostgresRows, _ row: Int, lanes: inout [(String, String, Bool)]) {
+    /// Runs a claimed row as a local job on a lane that fits it, the one of `lanes` with the most room.
+    private func start(_ rows: PostgresRows, _ row: Int, lanes: inout [Lane]) {
         func text(_ column: String) -> String? { rows.value(row, column) }
         func integer(_ column: String) -> Int64? { rows.integer(row, column) }
         guard let jobID = integer("id"), let attempt = integer("attempt") else { return }
         let run = FleetRun(jobID: jobID, attempt: Int(attempt), retryBackoffMs: integer("retry_backoff_ms") ?? 0)
         let worker = text("worker")
         let mode = text("mode")
-        func fits(_ name: String, _ laneMode: String, _ automatic: Bool) -> Bool {
-            (worker == name || (worker == nil && automatic)) && ((mode ?? "default") == laneMode || mode == "common")
-        }
-        // An idle lane that fits; else (an earlier row of the batch took it: the claim checks each job against
-        // the idle lanes, not against distinct ones) the least loaded lane that fits, where it queues; else
-        // (modes switched meanwhile) the lane it names or the first automatic one, where it is held.
+        // The lane with room that fits it and has the most; else (earlier rows of the batch filled them: the
+        // claim checks each job against the lanes, not against their room) the least loaded lane that fits,
+        // where it queues; else (modes switched meanwhile) the lane it names or the first automatic one, where
+        // it is held.
         let lane: String
-        if let i = lanes.firstIndex(where: { fits($0.0, $0.1, $0.2) }) {
-            lane = lanes.remove(at: i).0
-        } else if let q = scheduler.queues.filter({ fits($0.worker.name, $0.worker.mode, $0.worker.placement == .auto) })
-                    .min(by: { $0.outstanding < $1.outstanding }) {
+        if let i = lanes.indices.filter({ lanes[$0].room > 0 && lanes[$0].fits(worker: worker, mode: mode) })
+            .max(by: { lanes[$0].room < lanes[$1].room }) {
+            lanes[i].room -= 1
+            lane = lanes[i].name
+        } else if let q = scheduler.queues.filter({
+            Lane(name: $0.worker.name, mode: $0.worker.mode, automatic: $0.worker.placement == .auto, room: 0)
+                .fits(worker: worker, mode: mode)
+        }).min(by: { $0.outstanding < $1.outstanding }) {
             lane = q.worker.name
         } else {
             lane = worker ?? scheduler.queues.first { $0.worker.placement == .auto }?.worker.name ?? ""

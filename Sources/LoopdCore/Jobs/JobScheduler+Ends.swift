@@ -92,7 +92,7 @@ extension JobScheduler {
             forgetUniqueKey(of: forgotten)
         }
         idleTrim.jobEnded(idle: outstandingJobs == 0)
-        if queue.outstanding == 0 { laneIdle?(queue) }
+        laneFreed?(queue)
     }
 
     /// `cancel`'s reply: whether the job was cancelled, its state, and

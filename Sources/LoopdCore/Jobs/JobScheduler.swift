@@ -36,7 +36,7 @@ final class JobScheduler: @unchecked Sendable {
     }
     /// The local journal of durable jobs and its group commit; nil without a state directory.
     let journalStore: JournalStore?
-    /// The fleet's store of the attempts this node claimed; nil outside a fleet (`join(fleet:laneIdle:)`).
+    /// The fleet's store of the attempts this node claimed; nil outside a fleet (`join(fleet:laneFreed:)`).
     private(set) var fleetStore: (any JobStore)?
     let daemonUID: UInt32
     /// loopd itself, as the submitter of its schedules' jobs.
@@ -80,9 +80,9 @@ final class JobScheduler: @unchecked Sendable {
     /// walked the table); tests read it to show a page's cost does not
     /// grow with jobs the filters leave out.
     var lastPageVisited: Int?
-    /// Told when a job's end leaves its worker with nothing queued or
-    /// running: the fleet may claim work for it.
-    private(set) var laneIdle: ((WorkerQueue) -> Void)?
+    /// Told when a job's end frees a place on its worker: the fleet may
+    /// claim work for it.
+    private(set) var laneFreed: ((WorkerQueue) -> Void)?
 
     /// - Parameter jobIDKey: the run's secret for its job ids (`JobIDKey.random()`).
     init(config: DaemonConfig, loop: Loop, actions: [String: any JobAction], journal: JobJournal?, log: DaemonLogger,
@@ -120,10 +120,10 @@ final class JobScheduler: @unchecked Sendable {
     var journal: JobJournal? { journalStore?.journal }
 
     /// Makes this daemon a node of a fleet: the attempts it claims are kept
-    /// in `store`, and `laneIdle` is told when a worker falls idle.
-    func join(fleet store: any JobStore, laneIdle: @escaping (WorkerQueue) -> Void) {
+    /// in `store`, and `laneFreed` is told at each end of a job.
+    func join(fleet store: any JobStore, laneFreed: @escaping (WorkerQueue) -> Void) {
         fleetStore = store
-        self.laneIdle = laneIdle
+        self.laneFreed = laneFreed
     }
 
     /// Where `job` is kept beyond this process: the fleet's store for an
