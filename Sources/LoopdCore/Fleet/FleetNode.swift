@@ -29,6 +29,10 @@ final class FleetNode: @unchecked Sendable {
     let incarnation: Int64
     private(set) var status = Status.connecting(nil)
     let connection: PostgresConnection
+    /// A second connection, for the ends of the jobs run here alone: a
+    /// node's ends and its claims then go to the database side by side,
+    /// not one after the other (`FleetStore`).
+    let endsConnection: PostgresConnection
     /// Claims and runs fleet jobs on the scheduler's lanes (implicitly
     /// unwrapped only because it refers back to this node; set by `init`).
     private(set) var runner: FleetRunner!
@@ -71,16 +75,23 @@ final class FleetNode: @unchecked Sendable {
         host = hostName() ?? "localhost"
         name = config.node ?? host
         incarnation = Int64.random(in: 1...Int64.max)
-        connection = PostgresConnection(
-            loop: loop, parameters: try FleetNode.connectionParameters(config, environment: environment, node: name))
+        let parameters = try FleetNode.connectionParameters(config, environment: environment, node: name)
+        connection = PostgresConnection(loop: loop, parameters: parameters)
+        endsConnection = PostgresConnection(loop: loop, parameters: parameters.map { keyword, value in
+            (keyword, keyword == "fallback_application_name" ? value + " ends" : value)
+        })
         // Well inside the lease (`dead_after_ms`, at least three heartbeats): a node whose database stopped
         // answering knows it, and refuses fleet requests, before the others rescue its jobs.
         connection.replyTimeout = .milliseconds(max(config.heartbeatIntervalMs * 2, 1_000))
+        endsConnection.replyTimeout = connection.replyTimeout
         connection.onConnected = { [unowned self] _ in connected() }
         connection.onLost = { [unowned self] why in lost(why) }
         connection.onRoundTrip = { [unowned self] duration in self.metrics.roundTrip(duration) }
         connection.onNotice = { [unowned self] notice in self.log(.debug, "fleet: the database says: \(notice)") }
         connection.onNotification = { [unowned self] channel, payload in notified(channel, payload) }
+        endsConnection.onConnected = { [unowned self] _ in runner.store.flush() }
+        endsConnection.onRoundTrip = connection.onRoundTrip
+        endsConnection.onNotice = connection.onNotice
         runner = FleetRunner(node: self, scheduler: scheduler, loop: loop, log: log, metrics: metrics)
         jobs = FleetJobs(node: self, scheduler: scheduler, loop: loop, metrics: metrics)
     }
@@ -159,6 +170,7 @@ final class FleetNode: @unchecked Sendable {
     /// Connects, and keeps the node's heartbeat going from then on.
     func start() {
         connection.start()
+        endsConnection.start()
         let interval = Duration.milliseconds(config.heartbeatIntervalMs)
         let t = LoopTimer(after: interval, interval: interval, tolerance: interval / 10) { [unowned self] _ in beat() }
         heartbeat = t
@@ -356,6 +368,7 @@ final class FleetNode: @unchecked Sendable {
         heartbeat = nil
         guard case .online = status else {
             connection.close()
+            endsConnection.close()
             return
         }
         var done = false
@@ -375,6 +388,7 @@ final class FleetNode: @unchecked Sendable {
             _ = loop.run(mode: .default, timeout: deadline - ContinuousClock.now, returnAfterSourceHandled: true)
         }
         connection.close()
+        endsConnection.close()
     }
 
     // MARK: Requests

@@ -50,6 +50,7 @@ final class FleetRunner: @unchecked Sendable {
     /// Wakes the node when the earliest delayed job falls due.
     private var dueTimer: LoopTimer?
     private var lastPrune = ContinuousClock.now - .seconds(3600)
+    private var lastAnalyze = ContinuousClock.now - .seconds(3600)
 
     init(node: FleetNode, scheduler: JobScheduler, loop: Loop, log: DaemonLogger, metrics: FleetMetrics) {
         self.node = node
@@ -131,6 +132,7 @@ final class FleetRunner: @unchecked Sendable {
                 var lanes = lanes
                 for row in rows.rows.indices { start(rows, row, lanes: &lanes) }
                 if rows.rows.count == asked {
+                    if jobsPerLane == 1 { analyzeBacklog() }
                     jobsPerLane = min(jobsPerLane * 2, FleetRunner.maxJobsPerLane)
                     wantClaim()  // every place was filled: more may wait
                 } else {
@@ -189,6 +191,18 @@ final class FleetRunner: @unchecked Sendable {
         } catch {
             store.fail(run, error)
         }
+    }
+
+    /// A backlog has just appeared: the planner learns of it now, not at
+    /// autovacuum's next round (up to a minute away). Until then it takes a
+    /// table that has just filled for nearly empty, and its plans walk every
+    /// job: the ends of one pass took seconds in 20,000 queued jobs. At most
+    /// once a minute, and never waiting for a lock (autovacuum's own ANALYZE
+    /// holds it); a role that does not own the table is refused, quietly.
+    private func analyzeBacklog() {
+        guard ContinuousClock.now - lastAnalyze > .seconds(60) else { return }
+        lastAnalyze = .now
+        connection.script("SET lock_timeout = 50; ANALYZE loopd.jobs; RESET lock_timeout") { _ in }
     }
 
     /// Sets a timer for the earliest delayed job, so a delay ends on time without a poll.

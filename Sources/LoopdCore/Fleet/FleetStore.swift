@@ -5,8 +5,9 @@ import LoopdProtocol
 /// The fleet's store of jobs, as one node sees it: the attempts this node
 /// claimed (`JobStore`). Each runs as a local job, its carrier; the store
 /// writes their ends back in one statement per pass (the fleet's group
-/// commit), renews their leases at each heartbeat, and stops one when
-/// another node cancels it.
+/// commit) on a connection of their own, beside the node's claims; it
+/// renews their leases at each heartbeat, and stops one when another node
+/// cancels it.
 ///
 /// Fencing: an end is written only where the row still names this node,
 /// this run of it and this attempt; a node cut off past its lease finds its
@@ -108,7 +109,8 @@ final class FleetStore: JobStore, @unchecked Sendable {
     func flush(then done: (() -> Void)? = nil) {
         if let done { flushWaiters.append(done) }
         guard !flushing else { return }  // the statement in flight flushes again when it completes
-        guard !finishes.isEmpty, node.isOnline else {
+        // Written once both are back: the node in the fleet, and the connection its ends go by.
+        guard !finishes.isEmpty, node.isOnline, node.endsConnection.state == .ready else {
             let waiters = flushWaiters
             flushWaiters = []
             for waiter in waiters { waiter() }
@@ -147,7 +149,7 @@ final class FleetStore: JobStore, @unchecked Sendable {
             PostgresArray.text(batch.map { $0.startedMs.map(String.init) }), PostgresArray.text(batch.map { String($0.backoffMs) }),
             PostgresArray.text(batch.map(\.lane)), PostgresArray.text(batch.map { String($0.endedMs) }),
         ]
-        connection.query(sql, parameters) { [unowned self] result in
+        node.endsConnection.query(sql, parameters) { [unowned self] result in
             flushing = false
             switch result {
             case .failure(.unavailable):
