@@ -137,7 +137,9 @@ final class FleetRunner: @unchecked Sendable {
                     wantClaim()  // every place was filled: more may wait
                 } else {
                     jobsPerLane = 1
-                    armDue()
+                    // Nothing more is due now: wake for the next delayed job. (A claim that got some is followed
+                    // by another as they end, so the question waits for one that gets none.)
+                    if rows.rows.isEmpty { armDue() }
                 }
             }
             if claimWanted { claim() }
