@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The fleet running empty jobs, beside PostgreSQL job queues: a backlog
-drained, and a stream of submissions.
+drained, and a stream of submissions; and the fleet rescuing the jobs of a
+killed node.
 
-    python3 Benchmarks/fleet.py [--scenario drain|stream|all] [--bin DIR]
-                                [--jobs N] [--seconds S] [--quick]
+    python3 Benchmarks/fleet.py [--scenario drain|stream|rescue|all] [--bin DIR]
+                                [--jobs N] [--seconds S] [--kills K]
+                                [--heartbeat-ms MS] [--dead-after-ms MS] [--quick]
 
   drain    N empty jobs are enqueued first, with nothing consuming them;
            then the consumers start and drain them. jobs/s from the
@@ -42,10 +44,38 @@ drained, and a stream of submissions.
            per job ended in it. Then the backlog is let finish and every job
            checked to have run once.
 
-Defaults: N = 20,000, S = 10; --quick: N = 2,000, S = 3. The PostgreSQL server is a private
-one (Tests/fleet/pgcluster.py: owned by nobody, fsync off, the same for
-every subject), one database per run. pgqueuer and procrastinate come from
-a venv at .build/fleet-bench-venv:
+  rescue   loopd alone: how long the fleet takes to rescue the jobs of a
+           node killed with SIGKILL, and to start them on another. Three
+           nodes of two `default` lanes, a victim and two survivors, with the
+           fleet's default heartbeat_interval_ms and dead_after_ms unless
+           --heartbeat-ms or --dead-after-ms says otherwise; the survivors
+           have been online for dead_after_ms (they judge no node before)
+           when the first kill comes. Each of K kills: the victim (started
+           again after the previous kill, after a random part of a heartbeat
+           interval, so that its beats do not keep one phase against the
+           survivors') switches its lanes to the kill's own mode, which no
+           other node runs, and claims one fleet job per lane (`sleep`, not
+           pinned, `retries` 1); once both run there the survivors switch to
+           that mode too, and the victim is killed at a random point of its
+           heartbeat interval (--seed fixes these draws). Then loopd.jobs is
+           polled until the jobs have ended. Reported per kill and as min /
+           p50 / p90 / max: kill → rescue (the time of the attempt the rescue
+           appended, by the database's clock), the victim's last lease
+           renewal (its last lease_until seen, less dead_after_ms) → rescue,
+           and kill → started elsewhere (started_at of attempt 2); per kill,
+           the later of its two jobs; and how many were over the documented
+           bound, dead_after_ms + heartbeat_interval_ms (reported, not a pass
+           condition). Checked: every job completed once, at attempt 2, on a
+           survivor, its lost attempt naming the victim; the survivors
+           counted every rescue and fenced no end.
+
+--scenario all (the default) runs the three. Defaults: N = 20,000, S = 10,
+K = 10; --quick: N = 2,000, S = 3, K = 3 with a heartbeat of 200 ms and a
+dead_after of 1,500 ms (not the defaults: its output says so). The
+PostgreSQL server is a private one (Tests/fleet/pgcluster.py: owned by
+nobody, fsync off, the same for every subject), one database per run. pgqueuer and procrastinate (and
+psycopg, which the script reads the tables with) come from a venv at
+.build/fleet-bench-venv:
 
     python3 -m venv .build/fleet-bench-venv
     .build/fleet-bench-venv/bin/pip install pgqueuer procrastinate asyncpg 'psycopg[binary]'
@@ -58,6 +88,7 @@ figures of one run, not across machines.
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -95,8 +126,9 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def node(workdir, name, conninfo, lanes):
-    """A fleet.Node whose config has the given [[workers]] (name, mode) pairs."""
+def node(workdir, name, conninfo, lanes, fleet_extra=""):
+    """A fleet.Node whose config has the given [[workers]] (name, mode) pairs,
+    and fleet_extra's lines in its [fleet] table."""
     n = fleet.Node(workdir, name, conninfo)
     workers = "".join(f'\n[[workers]]\nname = "{w}"\nmode = "{m}"\n' for w, m in lanes)
     with open(n.config, "w") as f:
@@ -112,7 +144,7 @@ fsync = false
 [fleet]
 database = "{conninfo}"
 node = "{name}"
-""")
+{fleet_extra}""")
     return n
 
 
@@ -444,6 +476,172 @@ WHERE d.type = 'deferred'
 """
 
 
+# The fleet's defaults (docs/FLEET.md): the rescue scenario's nodes leave
+# them out of their configuration unless --heartbeat-ms or --dead-after-ms
+# (or --quick) sets them.
+HEARTBEAT_MS, DEAD_AFTER_MS = 2_000, 15_000
+RESCUE_LANES = [("w1", "default"), ("w2", "default")]
+QUICK_KILLS, QUICK_HEARTBEAT_MS, QUICK_DEAD_AFTER_MS = 3, 200, 1_500
+
+# A round's jobs: the rescue's own time is the attempt it appended (the
+# database's now(), to the millisecond), the start elsewhere is started_at
+# (the clock of the node that ran it, written with its end).
+RESCUE_ROWS = """
+SELECT id, state, attempt, claimed_by, extract(epoch FROM lease_until),
+       extract(epoch FROM (attempts->0->>'finished_at')::timestamptz), attempts->0->>'node',
+       attempts->0->>'message', jsonb_array_length(attempts), extract(epoch FROM started_at)
+FROM loopd.jobs WHERE id = ANY(%s) ORDER BY id
+"""
+
+
+def set_mode(n, mode):
+    for w, _ in RESCUE_LANES:
+        reply = n.request({"op": "mode", "worker": w, "mode": mode})
+        if not reply["ok"]:
+            raise SystemExit(f"node {n.name} refused mode {mode}: {reply}")
+
+
+def rescue_round(conn, victim, survivors, k, heartbeat_ms, dead_after_ms, rng):
+    """One kill. The victim (restarted if it was killed) switches its lanes to
+    this round's mode, which no other node runs, and claims one job per lane;
+    the survivors switch to it too, then the victim is killed at a random
+    point of its heartbeat interval. Every job is polled until it has ended."""
+    mode = f"rescue{k}"
+    if victim.process.poll() is not None:
+        # Its heartbeats then fall at a random point of the survivors', not
+        # where the previous round's timing would put them.
+        time.sleep(rng.uniform(0, heartbeat_ms / 1000))
+        victim.start()
+        victim.wait_joined()
+    set_mode(victim, mode)
+    duration = heartbeat_ms + 3_000  # still running at the kill; then run once more elsewhere
+    ids = []
+    for _ in RESCUE_LANES:
+        reply = survivors[0].request({"op": "submit", "fleet": True, "action": "sleep", "args": [str(duration)],
+                                      "mode": mode, "retries": 1, "wait": False})
+        if not reply.get("ok"):
+            raise SystemExit(f"submit refused: {reply}")
+        ids.append(int(reply["job"][2:]))
+
+    def running_on_victim():
+        lanes = victim.request({"op": "workers"})["workers"]
+        claimed = conn.execute("SELECT count(*) FROM loopd.jobs WHERE id = ANY(%s) AND state = 'running'"
+                               " AND claimed_by = %s", (ids, victim.name)).fetchone()[0]
+        return claimed == len(ids) and all(w.get("running_action") == "sleep" for w in lanes)
+    fleet.wait_for(f"node {victim.name} to run round {k}'s jobs", running_on_victim)
+    for n in survivors:
+        set_mode(n, mode)
+    rescued0 = {n.name: n.metric("loopd_fleet_jobs_rescued_total") for n in survivors}
+    time.sleep(rng.uniform(0, heartbeat_ms / 1000))
+    kill_at = time.time()
+    victim.kill()
+    leases = {}  # the last lease seen of each job on the victim: its last renewal + dead_after_ms
+    deadline = time.monotonic() + (dead_after_ms + heartbeat_ms + duration) / 1000 + fleet.WAIT
+    while True:
+        rows = conn.execute(RESCUE_ROWS, (ids,)).fetchall()
+        for r in rows:
+            if r[1] == "running" and r[3] == victim.name and r[4] is not None:
+                leases[r[0]] = float(r[4])
+        if all(r[1] not in ("queued", "running") for r in rows):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"round {k}: jobs not ended: {rows}")
+        time.sleep(0.02)
+    names = {n.name for n in survivors}
+    good = [r for r in rows if r[1] == "completed" and r[2] == 2 and r[8] == 1 and r[6] == victim.name
+            and f"node {victim.name} was lost" in (r[7] or "") and r[3] in names]
+    ok = len(good) == len(ids)
+    rescues = [float(r[5]) for r in rows if r[5] is not None]
+    starts = [float(r[9]) for r in rows if r[9] is not None]
+    renewals = [leases[r[0]] - dead_after_ms / 1000 for r in rows if r[0] in leases]
+    since_renewal = [float(r[5]) - (leases[r[0]] - dead_after_ms / 1000)
+                     for r in rows if r[0] in leases and r[5] is not None]
+    return dict(kill=k, jobs=len(ids), ok=ok,
+                check=f"{len(good)}/{len(ids)} completed at attempt 2 elsewhere" + ("" if ok else "  ** FAILED **"),
+                renewal_ms=(kill_at - max(renewals)) * 1e3 if renewals else None,
+                rescue_ms=(max(rescues) - kill_at) * 1e3 if rescues else None,
+                since_renewal_ms=max(since_renewal) * 1e3 if len(since_renewal) == len(ids) else None,
+                start_ms=(max(starts) - kill_at) * 1e3 if starts else None,
+                rescued_by=" ".join(n.name for n in survivors
+                                    if n.metric("loopd_fleet_jobs_rescued_total") > rescued0[n.name]),
+                ran_on=" ".join(sorted({r[3] for r in rows if r[3]})))
+
+
+def run_rescue(pg, workdir, kills, heartbeat_ms, dead_after_ms, fleet_extra, rng):
+    """Three nodes of two lanes: a victim killed `kills` times, two survivors."""
+    pg.create_database("rescue")
+    conninfo = pg.conninfo("rescue")
+    conn = psycopg.connect(conninfo, autocommit=True)
+    survivors = [node(workdir, n, conninfo, RESCUE_LANES, fleet_extra) for n in ("a", "b")]
+    victim = node(workdir, "victim", conninfo, RESCUE_LANES, fleet_extra)
+    everyone = survivors + [victim]
+    rows = []
+    try:
+        for n in everyone:
+            n.start()
+        for n in everyone:
+            n.wait_joined()
+        joined = time.monotonic()
+        beats = conn.execute("SELECT array_agg(DISTINCT heartbeat_interval_ms) FROM loopd.nodes").fetchone()[0]
+        if beats != [heartbeat_ms]:
+            raise SystemExit(f"the nodes beat every {beats} ms, not {heartbeat_ms}")
+        # A node judges others once it has been online for a whole dead_after_ms.
+        time.sleep(max(0.0, joined + (dead_after_ms + heartbeat_ms) / 1000 - time.monotonic()))
+        for k in range(1, kills + 1):
+            rows.append(rescue_round(conn, victim, survivors, k, heartbeat_ms, dead_after_ms, rng))
+            print(" ", rows[-1], flush=True)
+        rescued = sum(n.metric("loopd_fleet_jobs_rescued_total") for n in survivors)
+        fenced = sum(n.metric("loopd_fleet_ends_fenced_total") for n in survivors)
+        states = conn.execute("SELECT state, attempt, count(*) FROM loopd.jobs GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    finally:
+        for n in everyone:
+            n.kill()
+        conn.close()
+    jobs = sum(r["jobs"] for r in rows)
+    ok = all(r["ok"] for r in rows) and rescued == jobs and fenced == 0 and states == [("completed", 2, jobs)]
+    total = (f"{jobs} jobs, by state and attempt {', '.join(f'{s} {a}: {c}' for s, a, c in states)}; "
+             f"{rescued:.0f} rescued, {fenced:.0f} ends fenced (loopd_fleet_* of the survivors)"
+             + ("" if ok else "  ** FAILED **"))
+    return rows, dict(ok=ok, check=total)
+
+
+def percentile(values, q):
+    """Linear between the closest ranks, as percentile_cont."""
+    v = sorted(values)
+    i = (len(v) - 1) * q
+    lo = int(i)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (i - lo)
+
+
+def print_rescue(rows, total, heartbeat_ms, dead_after_ms, defaults, load_before):
+    bound = dead_after_ms + heartbeat_ms
+    setting = "the defaults" if defaults else "NOT the defaults"
+    print(f"\nRescue of a killed node's jobs: {len(rows)} kills, heartbeat_interval_ms {heartbeat_ms:,}, "
+          f"dead_after_ms {dead_after_ms:,} ({setting}): the bound is {bound:,} ms "
+          f"(load average before {load_before}, after {loadavg()})\n")
+
+    def cell(x):
+        return "" if x is None else f"{x:,.0f}"
+    print("| kill | last renewal before the kill ms | kill→rescue ms | renewal→rescue ms |"
+          " kill→started elsewhere ms | rescued by | ran on | checked |")
+    print("|--:|--:|--:|--:|--:|---|---|---|")
+    for r in rows:
+        print(f"| {r['kill']} | {cell(r['renewal_ms'])} | {cell(r['rescue_ms'])} | {cell(r['since_renewal_ms'])} | "
+              f"{cell(r['start_ms'])} | {r['rescued_by']} | {r['ran_on']} | {r['check']} |")
+    print(f"\n| {len(rows)} kills | min ms | p50 ms | p90 ms | max ms | over {bound:,} ms |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for label, key in (("kill → rescue", "rescue_ms"), ("last renewal → rescue", "since_renewal_ms"),
+                       ("kill → started elsewhere", "start_ms")):
+        values = [r[key] for r in rows if r[key] is not None]
+        if not values:
+            continue
+        over = sum(1 for x in values if x > bound)
+        print(f"| {label} | {min(values):,.0f} | {percentile(values, 0.5):,.0f} | {percentile(values, 0.9):,.0f} | "
+              f"{max(values):,.0f} | {over} of {len(values)} |")
+    print(f"\n{total['check']}")
+
+
 def ms(interval):
     return "" if interval is None else f"{interval.total_seconds() * 1e3:,.1f}"
 
@@ -480,7 +678,7 @@ def print_drain(rows, jobs, load_before):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--scenario", choices=["drain", "stream", "all"], default="all")
+    p.add_argument("--scenario", choices=["drain", "stream", "rescue", "all"], default="all")
     p.add_argument("--bin", help="the directory of loopd")
     p.add_argument("--jobs", type=int)
     p.add_argument("--seconds", type=float)
@@ -488,9 +686,20 @@ def main():
     p.add_argument("--only", choices=["loopd", "pgqueuer", "procrastinate"], action="append")
     p.add_argument("--pgq-batch", type=int, default=10)
     p.add_argument("--proc-concurrency", type=int, default=10)
+    p.add_argument("--kills", type=int)
+    p.add_argument("--heartbeat-ms", type=int)
+    p.add_argument("--dead-after-ms", type=int)
+    p.add_argument("--seed", type=int)
     args = p.parse_args()
     jobs = args.jobs or (2_000 if args.quick else 20_000)
     seconds = args.seconds or (3 if args.quick else 10)
+    kills = args.kills or (QUICK_KILLS if args.quick else 10)
+    heartbeat_ms = args.heartbeat_ms or (QUICK_HEARTBEAT_MS if args.quick else HEARTBEAT_MS)
+    dead_after_ms = args.dead_after_ms or (QUICK_DEAD_AFTER_MS if args.quick else DEAD_AFTER_MS)
+    # Only what differs from the defaults goes in the nodes' [fleet] tables.
+    fleet_extra = "".join(f"{key} = {value}\n" for key, value, default in (
+        ("heartbeat_interval_ms", heartbeat_ms, HEARTBEAT_MS), ("dead_after_ms", dead_after_ms, DEAD_AFTER_MS))
+        if value != default)
     only = set(args.only or ["loopd", "pgqueuer", "procrastinate"])
     bindir = pick_bindir(args.bin)
     fleet.LOOPD = os.path.join(bindir, "loopd")
@@ -499,12 +708,13 @@ def main():
     load_before = loadavg()
     workdir = tempfile.mkdtemp(prefix="loopd-fleetbench.")
     os.chmod(workdir, 0o755)
-    rows, srows = [], []
+    rows, srows, rrows, rtotal = [], [], [], None
     pgq = os.path.join(VENV, "bin", "pgq")
     with Cluster(workdir) as pg:
         pg_version = pg.psql("SHOW server_version;").strip()
-        print(f"loopd {bindir}/loopd ({loopd_version}){debug}; PostgreSQL {pg_version}; "
-              f"pgqueuer {version('pgqueuer')}, procrastinate {version('procrastinate')}; "
+        queues = ("" if args.scenario == "rescue" else
+                  f"pgqueuer {version('pgqueuer')}, procrastinate {version('procrastinate')}; ")
+        print(f"loopd {bindir}/loopd ({loopd_version}){debug}; PostgreSQL {pg_version}; {queues}"
               f"{os.cpu_count()} CPUs; load average {load_before}", flush=True)
         if args.scenario in ("drain", "all"):
             print(f"drain: {jobs:,} jobs", flush=True)
@@ -553,12 +763,21 @@ def main():
                         PROC_MEASURE, verify_procrastinate, f"concurrency {args.proc_concurrency}"))
                     srows[-1]["producers"] = producers
                     print(" ", srows[-1], flush=True)
+        rescue_load = loadavg()
+        if args.scenario in ("rescue", "all") and "loopd" in only:
+            print(f"rescue: {kills} kills, heartbeat {heartbeat_ms} ms, dead after {dead_after_ms} ms"
+                  + (" (the fleet's defaults)" if not fleet_extra else
+                     " (NOT the fleet's defaults" + (": --quick" if args.quick else "") + ")"), flush=True)
+            rrows, rtotal = run_rescue(pg, workdir, kills, heartbeat_ms, dead_after_ms, fleet_extra,
+                                       random.Random(args.seed))
     if rows:
         print_drain(rows, jobs, load_before)
     if srows:
         print_stream(srows, seconds, stream_load)
+    if rtotal:
+        print_rescue(rrows, rtotal, heartbeat_ms, dead_after_ms, not fleet_extra, rescue_load)
     subprocess.run(["rm", "-rf", workdir])
-    sys.exit(0 if all(r["ok"] for r in rows + srows) else 1)
+    sys.exit(0 if all(r["ok"] for r in rows + srows + rrows + ([rtotal] if rtotal else [])) else 1)
 
 
 if __name__ == "__main__":
