@@ -151,6 +151,8 @@ extension JobsQuery {
         if let since = submittedSinceUnixMs { f.append(("since", .string(Timestamp.format(unixMilliseconds: since)))) }
         if limit != JobsQuery.defaultLimit { f.append(("limit", .integer(Int64(limit)))) }
         if let cursor { f.append(("cursor", .string(cursor))) }
+        if fleet { f.append(("fleet", true)) }
+        if withFleet { f.append(("with_fleet", true)) }
         return f
     }
 }

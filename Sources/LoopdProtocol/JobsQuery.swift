@@ -25,6 +25,10 @@ public struct JobsQuery: Sendable, Equatable {
     public var cursor: String?
     /// `fleet`: list the fleet's jobs (from the fleet's database) instead of this host's.
     public var fleet = false
+    /// `with_fleet`: list this host's jobs and the fleet's together, in the
+    /// order they were submitted (the attempts of fleet jobs this host ran
+    /// are listed once, as their fleet jobs).
+    public var withFleet = false
 
     /// Creates a query; with no arguments, the first page of every job.
     public init(states: [JobState]? = nil, worker: String? = nil, action: String? = nil,

@@ -19,6 +19,10 @@ extension RequestDecoder {
             q.cursor = cursor
         }
         q.fleet = try f.optionalBool("fleet") ?? false
+        q.withFleet = try f.optionalBool("with_fleet") ?? false
+        if q.fleet && q.withFleet {
+            throw ProtocolError(.badRequest, "\"fleet\" lists the fleet's jobs alone, \"with_fleet\" this host's and the fleet's: give one")
+        }
         return q
     }
 
@@ -32,7 +36,9 @@ extension RequestDecoder {
             return .job(job)
         }
         guard !f.has("cursor") else { throw ProtocolError(.badRequest, "\"\(op)\" takes no \"cursor\": repeat it until none is left") }
-        guard !f.has("fleet") else { throw ProtocolError(.badRequest, "\"\(op)\" is about this host's jobs: it takes no \"fleet\"") }
+        for key in ["fleet", "with_fleet"] where f.has(key) {
+            throw ProtocolError(.badRequest, "\"\(op)\" is about this host's jobs: it takes no \"\(key)\"")
+        }
         var q = try jobs(&f)
         if let states = q.states {
             for s in states where !s.isFinal {

@@ -62,6 +62,18 @@ import LoopdProtocol
         #expect(s.fleet == true && s.node == "web-2")
     }
 
+    @Test("with_fleet: this host's jobs and the fleet's together; not with fleet, nor in retry or discard")
+    func jobsWithFleet() throws {
+        var both = JobsQuery()
+        both.withFleet = true
+        #expect(try Self.operation(#"{"op":"jobs","with_fleet":true}"#) == .jobs(both))
+        #expect(Self.refusal(#"{"op":"jobs","with_fleet":true,"fleet":true}"#)?.message
+            == #""fleet" lists the fleet's jobs alone, "with_fleet" this host's and the fleet's: give one"#)
+        for op in ["retry", "discard"] {
+            #expect(Self.refusal(#"{"op":"\#(op)","with_fleet":true}"#)?.message == #""\#(op)" is about this host's jobs: it takes no "with_fleet""#)
+        }
+    }
+
     @Test("state: one name or an array of names, every state by its wire name")
     func jobsStates() throws {
         #expect(try Self.operation(#"{"op":"jobs","state":"running"}"#) == .jobs(JobsQuery(states: [.running])))

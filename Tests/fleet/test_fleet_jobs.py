@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 
 from fleet import LOOPCTL, WAIT, Proxy, wait_for
 
@@ -117,7 +118,8 @@ def test_cancel_from_another_node(database, nodes):
     wait_for("b to run it", lambda: c.request({"op": "status", "job": running})["state"] == "running")
     reply = c.request({"op": "cancel", "job": running})
     assert reply["ok"] and reply["cancelled"] is True and reply["state"] == "cancelled" and reply["started"] is True
-    assert "RESULT=cancelled" in b.log()
+    # b's journal record of the end may reach its log after c's reply: the end travels by the database first.
+    wait_for("b to log the cancelled end", lambda: "RESULT=cancelled" in b.log())
 
 
 def test_a_killed_nodes_jobs_are_rescued_within_the_bound(pg, database, nodes):
@@ -410,6 +412,33 @@ def test_the_fleets_jobs_are_listed_from_any_node(pg, database, nodes):
     # Local listing stays local; retry and discard take no fleet.
     assert all(not j["job"].startswith("f-") or "." in j["job"] for j in a.request({"op": "jobs"})["jobs"])
     assert a.request({"op": "retry", "fleet": True})["error"]["code"] == "bad_request"
+
+
+def test_host_and_fleet_jobs_are_listed_together(database, nodes):
+    # jobs with with_fleet: this host's jobs and the fleet's in one list, by submission, paged by one cursor.
+    a = nodes("a", database)
+    made = []
+    for i in range(6):
+        made.append(submit(a, action="echo", args=[str(i)], fleet=i % 2 == 1)["job"])
+        time.sleep(0.005)  # a millisecond apart at least: the list orders by submission time
+    assert [job.startswith("f-") for job in made] == [False, True] * 3
+    pages, cursor = [], None
+    while True:
+        page = a.request({"op": "jobs", "with_fleet": True, "limit": 4, **({"cursor": cursor} if cursor else {})})
+        assert page["ok"], page
+        pages.append([j["job"] for j in page["jobs"]])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    # The attempts a ran of its fleet jobs (f-N.1) are listed once, as their fleet jobs.
+    assert pages == [made[:4], made[4:]], pages
+    filtered = a.request({"op": "jobs", "with_fleet": True, "action": "echo", "state": "completed", "limit": 1000})
+    assert [j["job"] for j in filtered["jobs"]] == made
+    out = a.loopctl("jobs", "--with-fleet", "--all", "--limit", "2")
+    assert out.returncode == 0 and all(job in out.stdout for job in made), out.stdout
+    both = a.request({"op": "jobs", "with_fleet": True, "fleet": True})
+    assert both["error"]["code"] == "bad_request"
+    assert a.request({"op": "jobs", "with_fleet": True, "cursor": "nonsense"})["error"]["code"] == "bad_request"
 
 
 def test_concurrent_submits_each_get_their_own_job(database, nodes):

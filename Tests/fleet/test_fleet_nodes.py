@@ -142,11 +142,12 @@ def test_a_node_brings_an_older_schema_up_to_date(pg, database, nodes):
     a = nodes("a", database)
     a.stop()
     pg.psql("ALTER FUNCTION loopd.claim(text, bigint, text[], text[], boolean[], text[], integer, bigint) RESET enable_sort;"
+            " ALTER FUNCTION loopd.claim(text, bigint, text[], text[], boolean[], text[], integer, bigint) RESET enable_seqscan;"
             " DELETE FROM loopd.schema_migrations WHERE version = 3", db=db)
     b = nodes("b", database)
     assert "migrated the database's schema from version 2 to 3" in b.log()
     settings = pg.psql("SELECT proconfig FROM pg_proc WHERE oid = 'loopd.claim'::regproc", db=db)
-    assert "enable_sort=off" in settings and "enable_bitmapscan=off" in settings, settings
+    assert all(f"enable_{what}=off" in settings for what in ("sort", "seqscan", "bitmapscan")), settings
     assert b.request({"op": "submit", "action": "echo", "args": ["after"], "fleet": True, "wait": True})["ok"]
 
 

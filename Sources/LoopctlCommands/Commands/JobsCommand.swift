@@ -57,6 +57,10 @@ public struct JobsCommand: ClientCommand {
     @Flag(help: "List the fleet's jobs (from the fleet's database) instead of this host's.")
     public var fleet = false
 
+    /// `--with-fleet`: this host's jobs and the fleet's, in one list.
+    @Flag(help: "List this host's jobs and the fleet's together, in the order they were submitted.")
+    public var withFleet = false
+
     /// Creates the command with its defaults (ArgumentParser fills in the rest).
     public init() {}
 
@@ -67,6 +71,9 @@ public struct JobsCommand: ClientCommand {
         }
         if let cursor, cursor.isEmpty || cursor.utf8.count > JobsQuery.maxCursorBytes {
             throw ValidationError("--cursor must be 1 to \(JobsQuery.maxCursorBytes) bytes.")
+        }
+        if fleet && withFleet {
+            throw ValidationError("--fleet lists the fleet's jobs alone, --with-fleet this host's and the fleet's: give one.")
         }
     }
 
@@ -87,6 +94,7 @@ public struct JobsCommand: ClientCommand {
         if let limit { fields.append(("limit", .integer(Int64(limit)))) }
         if let cursor { fields.append(("cursor", .string(cursor))) }
         if fleet { fields.append(("fleet", true)) }
+        if withFleet { fields.append(("with_fleet", true)) }
         return fields
     }
 

@@ -17,8 +17,12 @@ final class FleetJobs: @unchecked Sendable {
     /// Who waits here for which fleet job.
     private var waiters: [Int64: [Waiter]] = [:]
     private var nextSerial = 0
-    /// Submits of this pass, inserted together at its end (`insertPending`).
+    /// Submits not yet inserted: those of this pass, and those that came
+    /// while the previous insert was in flight (`insertPending`).
     private var pending: [PendingSubmit] = []
+    private var insertScheduled = false
+    /// An insert is in flight: submits wait for it, and go together after it.
+    private var inserting = false
 
     private struct PendingSubmit {
         let s: SubmitRequest
@@ -60,18 +64,23 @@ final class FleetJobs: @unchecked Sendable {
         }
         guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
         guard s.uniqueKey == nil else { return insert(s, ownerName: ownerName, id: id, from: r) }
-        // The submits of one pass are one statement: the fleet's group commit, as the journal's for durable jobs.
-        if pending.isEmpty {
-            loop.perform(inModes: [.common]) { [unowned self] in insertPending() }
-        }
+        // The submits of one pass, and of every pass while an insert is in flight, are one statement: the
+        // fleet's group commit, as the journal's for durable jobs.
         pending.append(PendingSubmit(s: s, ownerName: ownerName, id: id, requester: r))
+        guard !insertScheduled, !inserting else { return }
+        insertScheduled = true
+        loop.perform(inModes: [.common]) { [unowned self] in
+            insertScheduled = false
+            insertPending()
+        }
     }
 
-    /// Inserts the pass's submits in one statement, and answers each.
+    /// Inserts the waiting submits in one statement, and answers each.
     private func insertPending() {
+        guard !inserting, !pending.isEmpty else { return }
         let batch = pending
         pending = []
-        guard !batch.isEmpty else { return }
+        inserting = true
         func column(_ value: (PendingSubmit) -> String?) -> String { PostgresArray.text(batch.map(value)) }
         // Ids come from the identity's sequence in the order of the rows, which the ORDER BY fixes:
         // sorted, the returned ids are the batch's, in its order.
@@ -97,6 +106,7 @@ final class FleetJobs: @unchecked Sendable {
             column { $0.s.expiresInMs.map(String.init) }, column { $0.s.key },
         ]
         connection.query(sql, parameters) { [unowned self] result in
+            inserting = false
             switch result {
             case .failure(let error):
                 for p in batch { p.requester.sink.send { Response.error(id: p.id, Self.notSubmitted(error), into: &$0) } }
@@ -104,6 +114,7 @@ final class FleetJobs: @unchecked Sendable {
                 let ids = rows.rows.indices.compactMap { rows.integer($0, "id") }.sorted()
                 for (p, jobID) in zip(batch, ids) { accepted(jobID, wait: p.s.wait, id: p.id, from: p.requester) }
             }
+            insertPending()
         }
     }
 
@@ -290,14 +301,29 @@ final class FleetJobs: @unchecked Sendable {
     /// so `delayed` and `held` select queued ones. The cursor is the last
     /// job's id.
     func list(_ query: JobsQuery, id: RequestID?, from r: Requester) {
+        page(query, for: r) { result in
+            switch result {
+            case .failure(let error):
+                r.sink.send { Response.error(id: id, error, into: &$0) }
+            case .success(let (rows, more)):
+                let next: JSON = more ? .string(rows[rows.count - 1].id) : .null
+                r.sink.send { Response.ok(id: id, [("jobs", .array(rows.map { .object($0.listFields) })), ("next_cursor", next)],
+                                          into: &$0) }
+            }
+        }
+    }
+
+    /// A page of the fleet's jobs `r` may see that match `query`, and whether more do.
+    private func page(_ query: JobsQuery, for r: Requester,
+                      _ done: @escaping (Result<(rows: [FleetJobRow], more: Bool), ProtocolError>) -> Void) {
         var after: Int64 = 0
         if let cursor = query.cursor {
             guard let last = FleetJobID.parse(cursor) else {
-                return r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one a fleet listing gave out"), into: &$0) }
+                return done(.failure(ProtocolError(.badRequest, "\"cursor\" is not one a fleet listing gave out")))
             }
             after = last
         }
-        guard node.isOnline else { return r.sink.send { Response.error(id: id, node.unavailableError, into: &$0) } }
+        guard node.isOnline else { return done(.failure(node.unavailableError)) }
         let states = query.states.map { list in
             Set(list.map { [.delayed, .held].contains($0) ? JobState.queued.rawValue : $0.rawValue }).sorted()
         }
@@ -315,12 +341,59 @@ final class FleetJobs: @unchecked Sendable {
         connection.query(sql, parameters) { result in
             switch result {
             case .failure(let error):
-                r.sink.send { Response.error(id: id, ProtocolError(.fleetUnavailable, "\(error)"), into: &$0) }
+                done(.failure(ProtocolError(.fleetUnavailable, "\(error)")))
             case .success(let rows):
                 let page = rows.rows.indices.prefix(query.limit).map { FleetJobRow(rows, $0) }
-                let next: JSON = rows.rows.count > query.limit ? .string(page[page.count - 1].id) : .null
-                r.sink.send { Response.ok(id: id, [("jobs", .array(page.map { .object($0.listFields) })), ("next_cursor", next)],
-                                          into: &$0) }
+                done(.success((page, rows.rows.count > query.limit)))
+            }
+        }
+    }
+
+    /// `jobs` with `with_fleet`: this host's jobs and the fleet's in one
+    /// list, by submission time (this host's first on a tie). The cursor
+    /// is the two listings' cursors, `HOST~FLEET`: each empty before its
+    /// first job, `=` once it has none left.
+    func listWithHost(_ query: JobsQuery, id: RequestID?, from r: Requester) {
+        var hostQuery = query, fleetQuery = query
+        var hostDone = false, fleetDone = false
+        if let cursor = query.cursor {
+            let parts = cursor.split(separator: "~", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2 else {
+                return r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one a listing with the fleet gave out"), into: &$0) }
+            }
+            (hostQuery.cursor, hostDone) = parts[0] == "=" ? (nil, true) : (parts[0].isEmpty ? nil : parts[0], false)
+            (fleetQuery.cursor, fleetDone) = parts[1] == "=" ? (nil, true) : (parts[1].isEmpty ? nil : parts[1], false)
+        }
+        let host: (jobs: [Job], more: Bool)
+        switch hostDone ? .success(([], false)) : scheduler.page(hostQuery, for: r, besideFleet: true) {
+        case .failure(let error): return r.sink.send { Response.error(id: id, error, into: &$0) }
+        case .success(let found): host = found
+        }
+        let merge = { [unowned self] (fleet: (rows: [FleetJobRow], more: Bool)) in
+            var entries: [JSON] = []
+            var i = 0, j = 0
+            while entries.count < query.limit, i < host.jobs.count || j < fleet.rows.count {
+                if j == fleet.rows.count || (i < host.jobs.count && host.jobs[i].submittedAtUnixMs <= fleet.rows[j].submittedMs) {
+                    entries.append(.object(JobStatus.fields(host.jobs[i], includeResult: false)))
+                    i += 1
+                } else {
+                    entries.append(.object(fleet.rows[j].listFields))
+                    j += 1
+                }
+            }
+            // Each listing goes on after the last of its jobs this page took, from where it was if it took none.
+            let hostNext = i < host.jobs.count || host.more
+                ? (i == 0 ? hostQuery.cursor ?? "" : scheduler.cursor(after: host.jobs[i - 1])) : "="
+            let fleetNext = j < fleet.rows.count || fleet.more
+                ? (j == 0 ? fleetQuery.cursor ?? "" : fleet.rows[j - 1].id) : "="
+            let next: JSON = hostNext == "=" && fleetNext == "=" ? .null : .string(hostNext + "~" + fleetNext)
+            r.sink.send { Response.ok(id: id, [("jobs", .array(entries)), ("next_cursor", next)], into: &$0) }
+        }
+        guard !fleetDone else { return merge(([], false)) }
+        page(fleetQuery, for: r) { result in
+            switch result {
+            case .failure(let error): r.sink.send { Response.error(id: id, error, into: &$0) }
+            case .success(let fleet): merge(fleet)
             }
         }
     }

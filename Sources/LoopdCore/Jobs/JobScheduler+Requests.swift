@@ -104,17 +104,33 @@ extension JobScheduler {
     /// submission order means a job that exists throughout is listed once,
     /// however many jobs are submitted between pages.
     func list(_ query: JobsQuery, id: RequestID?, from r: Requester) {
+        switch page(query, for: r) {
+        case .failure(let error):
+            r.sink.send { Response.error(id: id, error, into: &$0) }
+        case .success(let (jobs, more)):
+            let next: JSON = more ? .string(cursor(after: jobs[jobs.count - 1])) : .null
+            let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
+            r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
+        }
+    }
+
+    /// A page of the jobs `r` may see that match `query`, and whether more
+    /// do. `beside fleet`: listed with the fleet's jobs (`with_fleet`), so
+    /// the attempts of fleet jobs this host ran are left out (their fleet
+    /// jobs are listed), and a worker this host lacks matches nothing here
+    /// instead of being refused.
+    func page(_ query: JobsQuery, for r: Requester,
+              besideFleet: Bool = false) -> Result<(jobs: [Job], more: Bool), ProtocolError> {
         var after: UInt64?
         if let cursor = query.cursor {
             guard let sequence = decodeCursor(cursor) else {
-                r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one this run of loopd gave out; list again without it"), into: &$0) }
-                return
+                return .failure(ProtocolError(.badRequest, "\"cursor\" is not one this run of loopd gave out; list again without it"))
             }
             after = sequence
         }
         if let name = query.worker, queue(named: name) == nil {
-            r.sink.send { Response.error(id: id, ProtocolError(.unknownWorker, "no worker named \"\(name)\""), into: &$0) }
-            return
+            guard besideFleet else { return .failure(ProtocolError(.unknownWorker, "no worker named \"\(name)\"")) }
+            return .success(([], false))
         }
         let states = query.states.map(Set.init)
         let everyone = seesEveryJob(r)
@@ -124,6 +140,7 @@ extension JobScheduler {
                 && (query.action.map { job.actionName == $0 } ?? true)
                 && (query.submittedSinceUnixMs.map { job.submittedAtUnixMs >= $0 } ?? true)
                 && (states.map { $0.contains(job.visibleState()) } ?? true)
+                && !(besideFleet && job.origin.submitter.fleetRun != nil)
         }
         let jobs: [Job], more: Bool
         if let sources = indexSources(query, states: states, everyone: everyone, uid: r.owner.uid, after: after) {
@@ -134,10 +151,11 @@ extension JobScheduler {
             (jobs, more) = table.page(after: after, limit: query.limit, matching: matches)
             lastPageVisited = nil
         }
-        let next: JSON = more ? .string(jobIDs.codec.cursor(after: jobs[jobs.count - 1].sequence)) : .null
-        let entries = JSON.array(jobs.map { .object(JobStatus.fields($0, includeResult: false)) })
-        r.sink.send { Response.ok(id: id, [("jobs", entries), ("next_cursor", next)], into: &$0) }
+        return .success((jobs, more))
     }
+
+    /// The cursor of a page that ends with `job`.
+    func cursor(after job: Job) -> String { jobIDs.codec.cursor(after: job.sequence) }
 
     /// The index sets a filtered page walks: of the owner (for a client
     /// that sees only its own jobs), the worker, the action, or the states

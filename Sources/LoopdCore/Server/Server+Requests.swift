@@ -55,6 +55,9 @@ extension Server {
         case .jobs(let query) where query.fleet:
             guard let jobs = fleet?.jobs else { return c.sink.send(Response.error(id: id, notInFleet)) }
             jobs.list(query, id: id, from: r)
+        case .jobs(let query) where query.withFleet:
+            guard let jobs = fleet?.jobs else { return c.sink.send(Response.error(id: id, notInFleet)) }
+            jobs.listWithHost(query, id: id, from: r)
         case .jobs(let query):
             scheduler.list(query, id: id, from: r)
         case .workers:

@@ -303,20 +303,22 @@ class AsyncClient:
 
     def jobs(self, state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
              action: Optional[str] = None, since: Union[datetime, str, None] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> Awaitable[JobsPage]:
+             limit: Optional[int] = None, cursor: Optional[str] = None, fleet: bool = False,
+             with_fleet: bool = False) -> Awaitable[JobsPage]:
         """One page of jobs (see :meth:`loopd.Client.jobs`)."""
         return self._op(jobs_request(state, worker=worker, action=action, since=since, limit=limit,
-                                     cursor=cursor), parser(JobsPage.parse))
+                                     cursor=cursor, fleet=fleet, with_fleet=with_fleet), parser(JobsPage.parse))
 
     async def iter_jobs(self, state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
                         action: Optional[str] = None, since: Union[datetime, str, None] = None,
-                        limit: Optional[int] = None) -> AsyncIterator[JobStatus]:
+                        limit: Optional[int] = None, fleet: bool = False,
+                        with_fleet: bool = False) -> AsyncIterator[JobStatus]:
         """Every job matching the filters, page after page: ``async for job in c.iter_jobs(): …``."""
         states = None if state is None or isinstance(state, str) else list(state)
         cursor: Optional[str] = None
         while True:
             page = await self.jobs(state if states is None else states, worker=worker, action=action,
-                                   since=since, limit=limit, cursor=cursor)
+                                   since=since, limit=limit, cursor=cursor, fleet=fleet, with_fleet=with_fleet)
             for job in page.jobs:
                 yield job
             if page.next_cursor is None:

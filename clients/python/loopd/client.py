@@ -366,25 +366,28 @@ class Client:
 
     def jobs(self, state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
              action: Optional[str] = None, since: Union[datetime, str, None] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> JobsPage:
+             limit: Optional[int] = None, cursor: Optional[str] = None, fleet: bool = False,
+             with_fleet: bool = False) -> JobsPage:
         """One page of jobs, oldest submission first, matching every filter
         given: ``state`` (a name or several), ``worker``, ``action``,
         ``since`` (a datetime, naive taken as UTC, or an RFC 3339 string),
         at most ``limit`` (1…1000, default 100), from ``cursor`` (a previous
-        page's ``next_cursor``)."""
+        page's ``next_cursor``). ``fleet``: the fleet's jobs instead of this
+        host's; ``with_fleet``: this host's and the fleet's together."""
         return JobsPage.parse(_check(self.call(jobs_request(
-            state, worker=worker, action=action, since=since, limit=limit, cursor=cursor))))
+            state, worker=worker, action=action, since=since, limit=limit, cursor=cursor, fleet=fleet,
+            with_fleet=with_fleet))))
 
     def iter_jobs(self, state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
                   action: Optional[str] = None, since: Union[datetime, str, None] = None,
-                  limit: Optional[int] = None) -> Iterator[JobStatus]:
+                  limit: Optional[int] = None, fleet: bool = False, with_fleet: bool = False) -> Iterator[JobStatus]:
         """Every job matching the filters, page after page (``limit`` is
         the page size); each job that exists throughout is listed once."""
         states = None if state is None or isinstance(state, str) else list(state)
         cursor: Optional[str] = None
         while True:
             page = self.jobs(state if states is None else states, worker=worker, action=action, since=since,
-                             limit=limit, cursor=cursor)
+                             limit=limit, cursor=cursor, fleet=fleet, with_fleet=with_fleet)
             yield from page.jobs
             if page.next_cursor is None:
                 return
@@ -576,9 +579,10 @@ class Pipeline:
 
     def jobs(self, state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
              action: Optional[str] = None, since: Union[datetime, str, None] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> "Pending[JobsPage]":
+             limit: Optional[int] = None, cursor: Optional[str] = None, fleet: bool = False,
+             with_fleet: bool = False) -> "Pending[JobsPage]":
         return self._add(jobs_request(state, worker=worker, action=action, since=since, limit=limit,
-                                      cursor=cursor), parser(JobsPage.parse))
+                                      cursor=cursor, fleet=fleet, with_fleet=with_fleet), parser(JobsPage.parse))
 
     def workers(self) -> "Pending[List[WorkerInfo]]":
         return self._add({"op": "workers"}, workers_list)

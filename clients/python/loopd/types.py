@@ -458,7 +458,8 @@ def submit_request(action: str, args: Sequence[str] = (), *, worker: Optional[st
 
 def jobs_request(state: Union[str, Iterable[str], None] = None, *, worker: Optional[str] = None,
                  action: Optional[str] = None, since: Union[datetime, str, None] = None,
-                 limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+                 limit: Optional[int] = None, cursor: Optional[str] = None, fleet: bool = False,
+                 with_fleet: bool = False) -> Dict[str, Any]:
     """The ``jobs`` request object."""
     req: Dict[str, Any] = {"op": "jobs"}
     if state is not None:
@@ -466,6 +467,10 @@ def jobs_request(state: Union[str, Iterable[str], None] = None, *, worker: Optio
     req.update(_drop_none({"worker": worker, "action": action, "limit": limit, "cursor": cursor}))
     if since is not None:
         req["since"] = format_time(since)
+    if fleet:
+        req["fleet"] = True
+    if with_fleet:
+        req["with_fleet"] = True
     return req
 
 
