@@ -17,8 +17,6 @@ final class RecordingStore: JobStore, @unchecked Sendable {
     }
 
     func finished(id: String) -> FinishedJob? { nil }
-
-    func whenWritten(_ body: @escaping () -> Void) { body() }
 }
 
 /// The store of jobs as a seam (docs/ARCHITECTURE.md, "The store of jobs"):

@@ -74,8 +74,6 @@ final class FleetStore: JobStore, @unchecked Sendable {
     /// fleet's id: no local id names it once its attempt has ended here.
     func finished(id: String) -> FinishedJob? { nil }
 
-    func whenWritten(_ body: @escaping () -> Void) { flush(then: body) }
-
     // MARK: Ends
 
     /// Ends a claimed attempt that could not start here (no local user of

@@ -25,8 +25,4 @@ protocol JobStore: AnyObject {
     /// The end of a job this store answers for and the job table no longer
     /// holds (it ended before a restart), or nil.
     func finished(id: String) -> FinishedJob?
-
-    /// Runs `body` once everything told so far is written, or cannot be
-    /// now (a failed commit, a database out of reach).
-    func whenWritten(_ body: @escaping () -> Void)
 }

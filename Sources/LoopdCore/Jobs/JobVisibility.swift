@@ -43,13 +43,15 @@ extension JobScheduler {
     }
 
     /// What `jobID` names for `r`: the job table first, then the ends the
-    /// journal retains.
+    /// stores retain.
     func sighting(_ jobID: String, for r: Requester) -> Sighting {
         if let job = table[jobID] {
             return mayManage(jobOf: job.clientUID, r) ? .live(job) : .none
         }
-        if let finished = journal?.finishedStatus(id: jobID) {
-            return mayManage(jobOf: finished.clientUID, r) ? .finished(finished) : .none
+        for store in [journalStore, fleetStore] {
+            if let finished = store?.finished(id: jobID) {
+                return mayManage(jobOf: finished.clientUID, r) ? .finished(finished) : .none
+            }
         }
         return .none
     }

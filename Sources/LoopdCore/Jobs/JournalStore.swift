@@ -76,11 +76,6 @@ final class JournalStore: JobStore, @unchecked Sendable {
 
     func finished(id: String) -> FinishedJob? { journal.finishedStatus(id: id) }
 
-    func whenWritten(_ body: @escaping () -> Void) {
-        guard journal.hasUncommitted else { return body() }
-        whenCommitted { _ in body() }
-    }
-
     // MARK: what only the journal does
 
     /// An end record, new or changed (a later record of the same job wins).
