@@ -27,20 +27,6 @@ extension JobScheduler {
         return s
     }
 
-    /// A new job's place in the schedule: the priority it runs at, and its
-    /// expiry, if it has one. Called once by `accept`.
-    func schedule(_ job: Job) {
-        job.runPriority = keyOrder.runPriority(of: job)
-        timing.watchExpiry(of: job)
-    }
-
-    /// A job's end, as the schedule sees it: it leaves the delay and expiry
-    /// heaps and its key's order.
-    func unschedule(_ job: Job) {
-        timing.forget(job)
-        if case .key = job.placement { keyOrder.ended(job) }
-    }
-
     /// Ends `job` `expired` if it has not started (nor ended): a waiting
     /// job, wherever it waits (the journal's commit, its worker's delay timer,
     /// its lane's queue), loses its claim to the expiry, as to a cancel.

@@ -15,7 +15,7 @@ extension JobScheduler {
         // jobs mostly have the same owner.
         var submitters: [JobOwner: JobSubmitter] = [:]
         var lastSubmitter: JobSubmitter?
-        table.reserve(otherIDs: journal.pendingCount)
+        reserveReplayedIDs(journal.pendingCount)
         journal.forEachPendingJob { d in
             let request = SubmitRequest(d)
             do throws(ProtocolError) {
@@ -52,7 +52,7 @@ extension JobScheduler {
                                                  uniqueKey: d.uniqueKey)))
             }
         }
-        table.sealOtherIDs()
+        sealReplayedIDs()
     }
 }
 

@@ -211,9 +211,7 @@ extension JobScheduler {
     private func forget(_ old: EndedJob) -> Bool {
         switch old {
         case .live(let job):
-            table.discard(job)
-            move(job, to: .forgotten)
-            forgetUniqueKey(of: job)
+            forget(job)
             guard job.durable, let journalStore else { return false }
             journalStore.discard(id: job.id)
             return true

@@ -63,50 +63,6 @@ extension JobScheduler {
         }
     }
 
-    /// An attempt of `job` failed with `outcome` and `willRetry` said
-    /// another follows: records the attempt (journald, and the journal for
-    /// a durable job, whose next attempt waits for that commit), then
-    /// queues the job again after its backoff. A job whose cancel came
-    /// while the attempt ran ends `cancelled` instead; while the daemon
-    /// stops, a durable job stays pending (the next start runs its next
-    /// attempt) and any other ends with this attempt's outcome.
-    func retry(_ job: Job, after outcome: ActionOutcome) {
-        guard case .failure(let error, _) = outcome else { return }
-        let attempt = job.attempt
-        if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
-        AttemptRecord.append(AttemptRecord(attempt: attempt, code: error.code.rawValue, message: error.message,
-                                           endedAt: job.endedAtUnixMs), to: &job.retry.errors)
-        if let uid = job.cancelRequestedBy {
-            job.endedAtUnixMs = 0
-            end(job, .failure(ProtocolError(.cancelled, "job \(job.id) was cancelled by uid \(uid) after attempt \(attempt)"),
-                              result: .object([])))
-            return
-        }
-        guard isAccepting || job.durable else {
-            end(job, outcome)
-            return
-        }
-        let delay = timing.backoff(afterAttempt: attempt, baseMs: job.retryBackoffMs)
-        let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
-        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
-                                  state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
-                                  attempt: attempt, retryInMs: delay))
-        stats.retries += 1
-        job.attempt = attempt + 1
-        job.retry.delayMs = delay
-        job.startedAtUnixMs = 0
-        job.endedAtUnixMs = 0
-        job.claim.reopen()
-        if job.durable, let journalStore {
-            journalStore.keep(job)
-            guard isAccepting else { return }
-            move(job, to: .awaitingCommit)
-            journalStore.hold(job, ack: nil)
-        } else {
-            handOver(job)
-        }
-    }
-
     /// A job with `retries` ended on a failed or timed-out attempt: that
     /// attempt's error joins the others, so `attempts` lists every one.
     func recordLastAttempt(_ job: Job, _ error: ProtocolError) {

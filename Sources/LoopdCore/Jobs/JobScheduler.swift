@@ -21,7 +21,11 @@ final class Requester: Sendable {
 
 /// The owner of every job's life: acceptance, placement, the hand-over to
 /// a worker's lane, the end, the replies it owes, and retention; what must
-/// outlive the process goes to the job's store (`JobStore`). Each change of a job's state goes through `move(_:to:)`.
+/// outlive the process goes to the job's store (`JobStore`). This file is
+/// the lifecycle core: the job table, the counts and the key order are set
+/// here only; the requests (`+Requests`, `+Rerun`), the figures, replay and
+/// quotas read them and change jobs through the core's methods, and
+/// delays, expiries and backoffs are `JobTiming`'s. Each change of a job's state goes through `move(_:to:)`.
 /// Main thread only (the loop blocks and timers that capture it run on the
 /// main loop); the lanes reach it through `LaneMailbox`.
 final class JobScheduler: @unchecked Sendable {
@@ -48,11 +52,11 @@ final class JobScheduler: @unchecked Sendable {
     private let kindSlots = KindSlots()
     /// The queues `any` and `key` place on, in configuration order.
     private var automatic: [WorkerQueue] = []
-    var table: JobTable
+    private(set) var table: JobTable
     /// What each uid holds now, for `[quotas]` (`JobScheduler+Quotas`).
     let ledger: UserLedger
     let waiters: JobWaiters
-    var stats = Stats()
+    private(set) var stats = Stats()
     /// The Prometheus metrics of jobs, workers and the journal.
     let metrics: DaemonMetrics
     /// Set in `init` before anything can post to it (implicitly unwrapped
@@ -63,9 +67,9 @@ final class JobScheduler: @unchecked Sendable {
     /// it hands due jobs back to this scheduler; set in `init`).
     private(set) var timing: JobTiming!
     /// The priority each keyed job runs at (`JobPriority`).
-    var keyOrder = KeyOrder()
+    private(set) var keyOrder = KeyOrder()
     /// Jobs accepted and not yet ended, over all workers.
-    var outstandingJobs = 0
+    private(set) var outstandingJobs = 0
     /// Returns free memory to the kernel once the daemon is idle after a
     /// burst (implicitly unwrapped only because it asks this scheduler).
     private(set) var idleTrim: IdleTrim!
@@ -338,6 +342,172 @@ final class JobScheduler: @unchecked Sendable {
             if let ack = entry.ack { acknowledge(job, ack) }
         }
     }
+}
+
+// The rest of a job's life: its ends, retries and place in the schedule.
+// These change the core's state (the table, the counts, the key order),
+// which only this file may set.
+extension JobScheduler {
+    /// Takes what the lanes reported, in the order they reported it. Runs
+    /// in the block the mailbox queues, and before a connection's requests
+    /// are read: a lane writes a waiting client's reply right after posting
+    /// the job's end, so a request the client sends after that reply
+    /// (`status`, `stats`) must find the end recorded even when it is read
+    /// before that block runs.
+    func recordReports() {
+        guard let reports = mailbox.takeAll() else { return }
+        for report in reports {
+            switch report {
+            case .started(let job):
+                move(job, to: .running)
+            case .ended(let ends, let repliesWrittenByLane):
+                for e in ends {
+                    if e.job.willRetry(after: e.outcome) {
+                        retry(e.job, after: e.outcome)
+                        continue
+                    }
+                    if e.job.reply != nil { stats.recordReply(byWorker: repliesWrittenByLane) }
+                    end(e.job, e.outcome, usage: e.usage, answeredByLane: true)
+                }
+            case .flush(let sinks):
+                for sink in sinks { sink.endpoint?.replyQueued(unsent: sink.unsentBytes) }
+            }
+        }
+    }
+
+    /// Records a job's end: counts and logs it, tells its store (unless
+    /// `stored` is false: a durable job whose submit never reached the
+    /// journal), answers whoever waits for it (a waited submit unless its
+    /// lane did: `answeredByLane`), and retains it for `status`.
+    func end(_ job: Job, _ outcome: ActionOutcome, usage: JobUsage? = nil, stored: Bool = true,
+             answeredByLane: Bool = false) {
+        let end = Job.End(outcome)
+        if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
+        job.usage = usage
+        if let usage { job.metrics.used(usage) }
+        switch outcome {
+        case .success(let result):
+            job.result = result
+        case .failure(let e, let result):
+            job.result = result
+            job.error = e
+            if job.retries > 0 { recordLastAttempt(job, e) }
+        }
+        move(job, to: .ended(end))
+        unschedule(job)
+        stats.record(end)
+        let queue = job.queue
+        queue.outstanding -= 1
+        outstandingJobs -= 1
+        let argBytes = Job.argumentBytes(job.args)
+        ledger.change(job.clientUID) {
+            $0.jobs -= 1
+            $0.argBytes -= argBytes
+        }
+        if end != .cancelled { queue.finished += 1 }
+        let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
+        stats.recordLatency(microseconds: micros)
+        job.metrics.ended(end.protocolState)
+        if stored, let store = store(of: job) { store.keepEnd(of: job, end) }
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
+                                  state: end.protocolState, error: job.error, clientUID: job.clientUID,
+                                  priority: job.priority == SubmitRequest.defaultPriority ? nil : job.priority,
+                                  attempt: job.retries > 0 ? job.attempt : nil, usage: usage))
+        if let reply = job.reply, !answeredByLane {
+            stats.recordReply(byWorker: false)
+            reply.sink.settle { JobReply.write(job, endedWith: outcome, usage: usage, requestID: reply.requestID, into: &$0) }
+        }
+        for waiter in waiters.takeAll(of: job.id) {
+            waiter.sink.settle { out in
+                switch waiter.kind {
+                case .wait:
+                    JobReply.write(job, endedWith: outcome, usage: usage, requestID: waiter.requestID, into: &out)
+                case .cancel:
+                    Self.writeCancelReply(job, cancelled: end == .cancelled, requestID: waiter.requestID, into: &out)
+                case .duplicate:
+                    JobReply.write(job, endedWith: outcome, usage: usage, requestID: waiter.requestID, duplicate: true,
+                                   into: &out)
+                }
+            }
+        }
+        for forgotten in table.retain(job, failed: end.isFailure, nowMs: job.endedAtUnixMs) {
+            move(forgotten, to: .forgotten)
+            forgetUniqueKey(of: forgotten)
+        }
+        idleTrim.jobEnded(idle: outstandingJobs == 0)
+        laneFreed?(queue)
+    }
+
+    /// An attempt of `job` failed with `outcome` and `willRetry` said
+    /// another follows: records the attempt (journald, and the journal for
+    /// a durable job, whose next attempt waits for that commit), then
+    /// queues the job again after its backoff. A job whose cancel came
+    /// while the attempt ran ends `cancelled` instead; while the daemon
+    /// stops, a durable job stays pending (the next start runs its next
+    /// attempt) and any other ends with this attempt's outcome.
+    func retry(_ job: Job, after outcome: ActionOutcome) {
+        guard case .failure(let error, _) = outcome else { return }
+        let attempt = job.attempt
+        if job.endedAtUnixMs == 0 { job.endedAtUnixMs = unixMilliseconds() }
+        AttemptRecord.append(AttemptRecord(attempt: attempt, code: error.code.rawValue, message: error.message,
+                                           endedAt: job.endedAtUnixMs), to: &job.retry.errors)
+        if let uid = job.cancelRequestedBy {
+            job.endedAtUnixMs = 0
+            end(job, .failure(ProtocolError(.cancelled, "job \(job.id) was cancelled by uid \(uid) after attempt \(attempt)"),
+                              result: .object([])))
+            return
+        }
+        guard isAccepting || job.durable else {
+            end(job, outcome)
+            return
+        }
+        let delay = timing.backoff(afterAttempt: attempt, baseMs: job.retryBackoffMs)
+        let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
+        log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
+                                  state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
+                                  attempt: attempt, retryInMs: delay))
+        stats.retries += 1
+        job.attempt = attempt + 1
+        job.retry.delayMs = delay
+        job.startedAtUnixMs = 0
+        job.endedAtUnixMs = 0
+        job.claim.reopen()
+        if job.durable, let journalStore {
+            journalStore.keep(job)
+            guard isAccepting else { return }
+            move(job, to: .awaitingCommit)
+            journalStore.hold(job, ack: nil)
+        } else {
+            handOver(job)
+        }
+    }
+
+    /// A new job's place in the schedule: the priority it runs at, and its
+    /// expiry, if it has one. Called once by `accept`.
+    func schedule(_ job: Job) {
+        job.runPriority = keyOrder.runPriority(of: job)
+        timing.watchExpiry(of: job)
+    }
+
+    /// A job's end, as the schedule sees it: it leaves the delay and expiry
+    /// heaps and its key's order.
+    func unschedule(_ job: Job) {
+        timing.forget(job)
+        if case .key = job.placement { keyOrder.ended(job) }
+    }
+
+    /// Forgets an ended job now (`discard`): out of the table, its unique key with it.
+    func forget(_ job: Job) {
+        table.discard(job)
+        move(job, to: .forgotten)
+        forgetUniqueKey(of: job)
+    }
+
+    /// Replay at start: room for `count` ids an earlier run gave out, then
+    /// sealed once they are in (`JobTable.reserve(otherIDs:)`).
+    func reserveReplayedIDs(_ count: Int) { table.reserve(otherIDs: count) }
+
+    func sealReplayedIDs() { table.sealOtherIDs() }
 }
 
 /// What the rest of the daemon asks of the scheduler: reloads, connections
