@@ -19,14 +19,15 @@ final class FleetRun: Sendable {
     }
 }
 
-/// What runs fleet jobs on this node: claims queued jobs for its idle lanes
-/// (`FOR UPDATE SKIP LOCKED`, as many as lanes are idle) and runs each as a
-/// local job on its lane, whose store (`FleetStore`) writes its end back;
-/// at each heartbeat renews the leases of what runs here, and rescues the
-/// jobs of nodes whose leases ran out.
+/// What runs fleet jobs on this node: claims queued jobs for its lanes with
+/// room (`FOR UPDATE SKIP LOCKED`, as many as they have room for) and runs
+/// each as a local job on its lane, whose store (`FleetStore`) writes its
+/// end back; at each heartbeat renews the leases of what runs here, and
+/// rescues the jobs of nodes whose leases ran out.
 ///
 /// It learns of new work by LISTEN (`loopd_jobs`, folded into one claim per
-/// pass), when a lane falls idle, at the next due delayed job, and by a poll
+/// pass), when a job's end frees a place on a lane, at the next due delayed
+/// job, and by a poll
 /// every heartbeat interval in case a notification was lost with a
 /// connection. Main thread only.
 final class FleetRunner: @unchecked Sendable {
