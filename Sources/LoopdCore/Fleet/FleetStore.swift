@@ -70,8 +70,8 @@ final class FleetStore: JobStore, @unchecked Sendable {
                lane: job.worker.name)
     }
 
-    /// A fleet job's end is read from the database (`FleetJobs`), by the
-    /// fleet's id: no local id names it once its attempt has ended here.
+    /// None: this store keeps no ends in memory. A fleet job's end is read
+    /// from the database by its fleet id (`FleetJobs`).
     func finished(id: String) -> FinishedJob? { nil }
 
     // MARK: Ends
