@@ -88,11 +88,7 @@ struct FleetJobRow {
         if let uniqueKey { f.append(("unique_key", .string(uniqueKey))) }
         if let ranOn { f.append(("node", .string(ranOn))) }
         if let expiresMs { f.append(("expires_at", .string(Timestamp.format(unixMilliseconds: expiresMs)))) }
-        f.append(("submitted_at", .string(Timestamp.format(unixMilliseconds: submittedMs))))
-        if let startedMs { f.append(("started_at", .string(Timestamp.format(unixMilliseconds: startedMs)))) }
-        if let finishedMs { f.append(("finished_at", .string(Timestamp.format(unixMilliseconds: finishedMs)))) }
-        if let startedMs { f.append(("queue_ms", .integer(max(0, startedMs - submittedMs)))) }
-        if let startedMs, let finishedMs { f.append(("run_ms", .integer(max(0, finishedMs - startedMs)))) }
+        JobStatus.times(submitted: submittedMs, started: startedMs, ended: finishedMs, into: &f)
         if hasEnded, let result { f.append(("result", result)) }
         if hasEnded, let error { f.append(("error", error.json)) }
         f.append(("attempt", .integer(attempt)))

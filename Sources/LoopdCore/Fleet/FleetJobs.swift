@@ -361,8 +361,11 @@ final class FleetJobs: @unchecked Sendable {
             guard parts.count == 2 else {
                 return r.sink.send { Response.error(id: id, ProtocolError(.badRequest, "\"cursor\" is not one a listing with the fleet gave out"), into: &$0) }
             }
-            (hostQuery.cursor, hostDone) = parts[0] == "=" ? (nil, true) : (parts[0].isEmpty ? nil : parts[0], false)
-            (fleetQuery.cursor, fleetDone) = parts[1] == "=" ? (nil, true) : (parts[1].isEmpty ? nil : parts[1], false)
+            func part(_ text: String) -> (cursor: String?, done: Bool) {
+                text == "=" ? (nil, true) : (text.isEmpty ? nil : text, false)
+            }
+            (hostQuery.cursor, hostDone) = part(parts[0])
+            (fleetQuery.cursor, fleetDone) = part(parts[1])
         }
         let host: (jobs: [Job], more: Bool)
         switch hostDone ? .success(([], false)) : scheduler.page(hostQuery, for: r, besideFleet: true) {

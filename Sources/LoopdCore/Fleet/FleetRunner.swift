@@ -89,6 +89,13 @@ final class FleetRunner: @unchecked Sendable {
         let automatic: Bool
         var room: Int
 
+        init(_ queue: WorkerQueue, room: Int) {
+            name = queue.worker.name
+            mode = queue.worker.mode
+            automatic = queue.worker.placement == .auto
+            self.room = room
+        }
+
         func fits(worker: String?, mode jobMode: String?) -> Bool {
             (worker == name || (worker == nil && automatic)) && ((jobMode ?? "default") == mode || jobMode == "common")
         }
@@ -101,8 +108,7 @@ final class FleetRunner: @unchecked Sendable {
         guard scheduler.isAccepting else { return [] }
         return scheduler.queues.compactMap { q in
             guard q.outstanding <= jobsPerLane / 2, q.outstanding < jobsPerLane else { return nil }
-            return Lane(name: q.worker.name, mode: q.worker.mode, automatic: q.worker.placement == .auto,
-                        room: jobsPerLane - q.outstanding)
+            return Lane(q, room: jobsPerLane - q.outstanding)
         }
     }
 
@@ -164,10 +170,8 @@ final class FleetRunner: @unchecked Sendable {
             .max(by: { lanes[$0].room < lanes[$1].room }) {
             lanes[i].room -= 1
             lane = lanes[i].name
-        } else if let q = scheduler.queues.filter({
-            Lane(name: $0.worker.name, mode: $0.worker.mode, automatic: $0.worker.placement == .auto, room: 0)
-                .fits(worker: worker, mode: mode)
-        }).min(by: { $0.outstanding < $1.outstanding }) {
+        } else if let q = scheduler.queues.filter({ Lane($0, room: 0).fits(worker: worker, mode: mode) })
+                    .min(by: { $0.outstanding < $1.outstanding }) {
             lane = q.worker.name
         } else {
             lane = worker ?? scheduler.queues.first { $0.worker.placement == .auto }?.worker.name ?? ""
