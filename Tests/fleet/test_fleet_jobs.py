@@ -115,7 +115,9 @@ def test_cancel_from_another_node(database, nodes):
     assert a.request({"op": "wait", "job": queued})["error"]["code"] == "cancelled"
     # Running on b, cancelled from c: b stops it; the reply comes once it ended.
     running = submit(a, action="sleep", args=["60000"], node="b", wait=False)["job"]
-    wait_for("b to run it", lambda: c.request({"op": "status", "job": running})["state"] == "running")
+    # Claimed is running to the fleet; wait until b's lane has started it, so the cancel stops a started job.
+    wait_for("b's lane to start it", lambda: any(w["running"] == f"{running}.1"
+                                                 for w in b.request({"op": "workers"})["workers"]))
     reply = c.request({"op": "cancel", "job": running})
     assert reply["ok"] and reply["cancelled"] is True and reply["state"] == "cancelled" and reply["started"] is True
     # b's journal record of the end may reach its log after c's reply: the end travels by the database first.
