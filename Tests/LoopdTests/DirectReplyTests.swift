@@ -183,7 +183,7 @@ import Testing
 
 /// An action that tells the test it started, then holds its worker until
 /// the test opens the gate.
-private final class GateAction: JobAction, @unchecked Sendable {
+final class GateAction: JobAction, @unchecked Sendable {
     let started = DispatchSemaphore(value: 0)
     let open = DispatchSemaphore(value: 0)
 

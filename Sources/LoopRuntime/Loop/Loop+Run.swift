@@ -267,7 +267,13 @@ extension Loop {
     /// sources no longer registered are dropped. Returns whether any ran.
     private func handleKernelEvents(_ events: [ReadinessEvent], items: ModeItems, single: Bool) -> Bool {
         guard events.contains(where: { $0.token >= Loop.mainQueueToken }) else { return false }
+        // The loop's spare list, as `fireDueTimers` takes its own.
         var ready: [(KernelSource, ReadinessEvent)] = []
+        swap(&ready, &spareReadySources)
+        defer {
+            ready.removeAll(keepingCapacity: true)
+            swap(&ready, &spareReadySources)
+        }
         var mainQueueReady = false
         lock.withLock {
             for e in events {

@@ -64,6 +64,8 @@ public final class Loop: @unchecked Sendable {
     var carriedBlocks = BlockBuffer()
     /// An empty list with capacity, for the timers one pass fires (R12).
     var spareDueTimers: [TimerHeap.Entry] = []
+    /// An empty list with capacity, for the version-1 sources one pass finds ready.
+    var spareReadySources: [(KernelSource, ReadinessEvent)] = []
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?

@@ -18,6 +18,8 @@ final class JobLane: @unchecked Sendable {
     let writesRepliesAlways = Atomic<Bool>(false)
     /// Ends reported together once the current batch of work is done.
     private var finishedBatch: [JobEnd] = []
+    /// The report's block, made once (not a closure per batch).
+    private lazy var reportBlock: @Sendable () -> Void = { [unowned self] in reportFinished() }
     private var ready = JobReadyQueue()
     /// The job running now, and when it started (monotonic nanoseconds).
     private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
@@ -115,7 +117,7 @@ final class JobLane: @unchecked Sendable {
         job.action.start(context)
         // Still running once its action returned: the main loop learns it
         // started now, not only when it ends.
-        if let current = running, current.job === job { mailbox.post(.started(job)) }
+        if let current = running, current.job === job { mailbox.post(.started(job), urgent: false) }
     }
 
     private func finished(_ job: Job, _ outcome: ActionOutcome, _ usage: JobUsage?) {
@@ -132,7 +134,7 @@ final class JobLane: @unchecked Sendable {
         worker.runningJob.current = nil
         if finishedBatch.isEmpty {
             // Report after the jobs this pass can run, in one hand-off.
-            loop.perform(inModes: [.common]) { [unowned self] in reportFinished() }
+            loop.perform(reportBlock)
         }
         finishedBatch.append(JobEnd(job: job, outcome: outcome, usage: usage))
         pump()
@@ -154,9 +156,12 @@ final class JobLane: @unchecked Sendable {
         // Whether the main loop sleeps is read before the post: the post
         // itself wakes it, and would always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
-        mailbox.post(.ended(done, repliesWrittenByLane: writeNow))
+        // Ends that ask nothing more of the main loop at once wait for it
+        // (`LaneMailbox`): replies it must write come as `.flush`, urgent.
+        let urgent = done.contains { $0.job.durable || $0.job.willRetry(after: $0.outcome) }
+        mailbox.post(.ended(done, repliesWrittenByLane: writeNow), urgent: urgent)
         let sinks = answer(answered, writeNow: writeNow)
-        if !sinks.isEmpty { mailbox.post(.flush(sinks)) }
+        if !sinks.isEmpty { mailbox.post(.flush(sinks), urgent: true) }
     }
 
     /// Encodes the replies of the waited jobs among `done`, in the order

@@ -62,6 +62,8 @@ final class JobScheduler: @unchecked Sendable {
     /// Set in `init` before anything can post to it (implicitly unwrapped
     /// only because its block refers to this scheduler).
     private(set) var mailbox: LaneMailbox!
+    /// An empty list with capacity that `recordReports` trades the mailbox's full one for.
+    private var spareReports: [LaneReport] = []
     private(set) var jobIDs: JobIDGenerator
     /// Delays, expiries and backoffs (implicitly unwrapped only because
     /// it hands due jobs back to this scheduler; set in `init`).
@@ -109,6 +111,7 @@ final class JobScheduler: @unchecked Sendable {
         daemonUID = currentUID()
         scheduleSubmitter = JobSubmitter(JobOwner(uid: daemonUID, gid: getgid()))
         mailbox = LaneMailbox(mainLoop: loop) { [unowned self] in recordReports() }
+        waiters.onOccupied = { [unowned self] in mailbox.wantEveryReport(.waiters, $0) }
         idleTrim = IdleTrim(loop: loop, log: log) { [unowned self] in outstandingJobs > 0 }
         timing = JobTiming(loop: loop, maxBackoffMs: config.limits.maxRetryBackoffMs,
                            release: { [unowned self] job in
@@ -128,6 +131,8 @@ final class JobScheduler: @unchecked Sendable {
     func join(fleet store: any JobStore, laneFreed: @escaping (WorkerQueue) -> Void) {
         fleetStore = store
         self.laneFreed = laneFreed
+        // A freed lane is told at once: the fleet claims work for it.
+        mailbox.wantEveryReport(.fleet, true)
     }
 
     /// Where `job` is kept beyond this process: the fleet's store for an
@@ -349,13 +354,21 @@ final class JobScheduler: @unchecked Sendable {
 // which only this file may set.
 extension JobScheduler {
     /// Takes what the lanes reported, in the order they reported it. Runs
-    /// in the block the mailbox queues, and before a connection's requests
-    /// are read: a lane writes a waiting client's reply right after posting
-    /// the job's end, so a request the client sends after that reply
-    /// (`status`, `stats`) must find the end recorded even when it is read
-    /// before that block runs.
+    /// when the mailbox says (a take it queued, each turn of the loop, its
+    /// lag timer), and before a connection's requests are read: a lane
+    /// writes a waiting client's reply right after posting the job's end,
+    /// so a request the client sends after that reply (`status`, `stats`)
+    /// must find the end recorded even when the end's report was lazy or
+    /// its block has not run.
     func recordReports() {
-        guard let reports = mailbox.takeAll() else { return }
+        // The spare list, taken (a nested call finds it empty) and handed back emptied.
+        var reports: [LaneReport] = []
+        swap(&reports, &spareReports)
+        defer {
+            reports.removeAll(keepingCapacity: true)
+            swap(&reports, &spareReports)
+        }
+        guard mailbox.takeAll(swappingWith: &reports) else { return }
         for report in reports {
             switch report {
             case .started(let job):

@@ -43,10 +43,15 @@ final class JobWaiters {
 
     var isEmpty: Bool { byJob.isEmpty }
 
+    /// Told `true` when the first request is parked and `false` when the
+    /// last one leaves: while any is, every job's end is wanted at once.
+    var onOccupied: ((Bool) -> Void)?
+
     /// Parks a request of `uid` on `jobID`; returns its serial. The sink owes the reply from now on.
     func add(_ kind: Kind, on jobID: String, sink: ReplySink, requestID: RequestID?, uid: UInt32) -> UInt64 {
         nextSerial += 1
         sink.owe()
+        if byJob.isEmpty { onOccupied?(true) }
         let counted: UInt32? = kind == .cancel ? nil : uid
         if let counted { ledger.change(counted) { $0.waits += 1 } }
         byJob[jobID, default: []].append(Waiter(kind: kind, sink: sink, requestID: requestID, timer: nil,
@@ -70,6 +75,7 @@ final class JobWaiters {
             uncount(w)
             forget(jobID, for: w.sink)
         }
+        if byJob.isEmpty { onOccupied?(false) }
         return waiters
     }
 
@@ -81,6 +87,7 @@ final class JobWaiters {
         w.timer?.invalidate()
         uncount(w)
         if !waiters.contains(where: { $0.sink === w.sink }) { forget(jobID, for: w.sink) }
+        if byJob.isEmpty { onOccupied?(false) }
         return w
     }
 
@@ -97,6 +104,7 @@ final class JobWaiters {
             }
             byJob[jobID] = waiters.isEmpty ? nil : waiters
         }
+        if byJob.isEmpty { onOccupied?(false) }
     }
 
     /// A waiter left: its uid holds one wait fewer.

@@ -26,46 +26,197 @@ struct JobEnd {
     let usage: JobUsage?
 }
 
-/// The lanes' reports on their way to the main loop, oldest first. Lanes
-/// post; the main loop takes them all, in a block that the first post after
-/// an empty take queues on it, and before it reads any request.
+/// The lanes' reports on their way to the main loop, oldest first.
 ///
-/// That second take is the pipeline's ordering rule: a lane posts a job's
-/// end before it writes the job's reply, so a request a client sends after
-/// reading that reply finds the end recorded, even when it is read before
-/// the block runs (`JobScheduler.recordReports()`).
-final class LaneMailbox: Sendable {
-    private let reports = Locked<[LaneReport]>([])
-    /// Whether `reports` may hold something: lets the main thread skip the
-    /// lock on every connection read while nothing was posted.
+/// Not every report needs the main loop now. One that asks something of it
+/// (replies it must write, a retry to schedule, a durable end to commit) is
+/// urgent: it queues a take, which wakes the loop. Any other (a job that
+/// started, an end no one waits for) is lazy: it waits for the loop's next
+/// turn (each pass takes the reports as it wakes and before it sleeps), and
+/// if the loop sleeps on, for a timer of `lag` that the first lazy report
+/// arms. A sequential client's job then costs two wake-ups, not three. While
+/// the main side wants every end at once (`wantEveryReport`: a parked
+/// `wait`, a fleet that claims work for freed lanes), every report is urgent.
+///
+/// The pipeline's ordering rule holds either way: a lane posts a job's end
+/// before it writes the job's reply, and the main loop takes the reports
+/// before it reads any request (`JobScheduler.recordReports()`), so a
+/// request a client sends after reading that reply finds the end recorded.
+final class LaneMailbox: @unchecked Sendable {
+    /// Why the main side wants every report at once (bits of `wanted`).
+    enum Want: UInt8 {
+        case waiters = 1
+        case fleet = 2
+    }
+
+    /// How long a lazy report may wait for the main loop, by default.
+    static let defaultLag: Duration = .milliseconds(10)
+
+    private let state = Locked<MailboxState<LaneReport>>(MailboxState())
+    /// Whether `state` may hold reports: lets the main thread skip the lock
+    /// on every pass and connection read while nothing was posted.
     private let nonEmpty = Atomic<Bool>(false)
+    /// The `Want`s in force; any makes every report urgent.
+    private let wanted = Atomic<UInt8>(0)
+    /// The lag timer, on the main loop. Armed and drained under `state`'s lock.
+    private let lagTimer: TimerFD
+    private let lagNanoseconds = Atomic<UInt64>(0)
     private let mainLoop: Loop
     private let take: @Sendable () -> Void
+    // Main loop only: the lag timer's source and the take on every turn.
+    private var lagSource: LoopFileDescriptorSource?
+    private var turnObserver: LoopObserver?
 
-    /// `take` runs on `mainLoop` after posts, and takes the reports.
+    /// `take` runs on `mainLoop` when reports are due, and takes them.
     init(mainLoop: Loop, take: @escaping @Sendable () -> Void) {
         self.mainLoop = mainLoop
         self.take = take
-    }
-
-    /// Posts a report. Any thread.
-    func post(_ report: LaneReport) {
-        let first = reports.withLock { r in
-            r.append(report)
-            nonEmpty.store(true, ordering: .releasing)
-            return r.count == 1
+        do {
+            lagTimer = try TimerFD()
+        } catch {
+            fatalError("cannot create the lane mailbox's timer: \(error)")
         }
-        // While the list is non-empty a take is queued already.
-        if first { mainLoop.perform(inModes: [.common], take) }
+        setLag(Self.defaultLag)
+        // Weak: a mailbox that goes (a test's) takes both off the loop in
+        // `deinit`, and one may already be running then.
+        let source = LoopFileDescriptorSource(fileDescriptor: lagTimer.fd, interest: .readable) { [weak self] _ in
+            guard let self else { return }
+            state.withLock { s in
+                lagTimer.drain()
+                s.lagFired()
+            }
+            take()
+        }
+        let observer = LoopObserver(activities: [.afterWaiting, .beforeWaiting], repeats: true, order: 0) {
+            [weak self] _, _ in
+            if let self, nonEmpty.load(ordering: .relaxed) { take() }
+        }
+        lagSource = source
+        turnObserver = observer
+        mainLoop.add(source, forMode: .common)
+        mainLoop.add(observer, forMode: .common)
     }
 
-    /// Everything posted so far, oldest first, or nil if nothing was. Main thread.
-    func takeAll() -> [LaneReport]? {
-        guard nonEmpty.load(ordering: .acquiring) else { return nil }
-        return reports.withLock { r in
+    deinit {
+        turnObserver?.invalidate()
+        lagSource?.invalidate()
+    }
+
+    /// How long a lazy report may wait; tests lengthen it to catch a wake-up that should not happen.
+    func setLag(_ lag: Duration) {
+        let (seconds, attoseconds) = lag.components
+        lagNanoseconds.store(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), ordering: .relaxed)
+    }
+
+    /// Posts a report; `urgent` wakes the main loop for it. Any thread.
+    func post(_ report: LaneReport, urgent: Bool) {
+        let step = state.withLock { s in
+            let step = s.post(report, urgent: urgent)
+            // Sequentially consistent, as is the load of `wanted` below, and
+            // as are `wantEveryReport`'s store and load in the other order:
+            // a main side that starts wanting reports as this lazy one
+            // arrives either finds it here or is found by this post.
+            nonEmpty.store(true, ordering: .sequentiallyConsistent)
+            if step == .armLag {
+                lagTimer.arm(at: monotonicNanoseconds() + lagNanoseconds.load(ordering: .relaxed))
+            }
+            return step
+        }
+        if step == .queueTake {
+            mainLoop.perform(take)
+        } else if !urgent, wanted.load(ordering: .sequentiallyConsistent) != 0 {
+            takeSoon()
+        }
+    }
+
+    /// The main side starts (`true`) or stops wanting every report at once,
+    /// for `reason`. Main thread.
+    func wantEveryReport(_ reason: Want, _ wants: Bool) {
+        if wants {
+            wanted.bitwiseOr(reason.rawValue, ordering: .sequentiallyConsistent)
+            // A lazy report posted before the store above is taken now.
+            if nonEmpty.load(ordering: .sequentiallyConsistent) { takeSoon() }
+        } else {
+            wanted.bitwiseAnd(~reason.rawValue, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// Queues a take unless one is queued or nothing waits.
+    private func takeSoon() {
+        if state.withLock({ $0.hurry() }) { mainLoop.perform(take) }
+    }
+
+    /// Swaps everything posted so far, oldest first, into `taken` (empty,
+    /// its capacity left to the mailbox); false if nothing was posted.
+    /// Main thread.
+    func takeAll(swappingWith taken: inout [LaneReport]) -> Bool {
+        guard nonEmpty.load(ordering: .acquiring) else { return false }
+        state.withLock { s in
             nonEmpty.store(false, ordering: .relaxed)
-            defer { r.removeAll(keepingCapacity: true) }
-            return r
+            s.takeAll(swappingWith: &taken)
         }
+        return true
+    }
+
+    /// Whether a take is queued on the main loop (tests: a lazy report
+    /// must not have queued one).
+    var takeIsQueued: Bool { state.withLock { $0.takeQueued } }
+
+    /// Whether reports wait to be taken. Any thread.
+    var holdsReports: Bool { nonEmpty.load(ordering: .acquiring) }
+}
+
+/// What a mailbox does as reports come and go: the bookkeeping of
+/// `LaneMailbox`, apart from its lock, its loop and its timer.
+struct MailboxState<Report> {
+    /// What a post asks of its poster, once the lock is released.
+    enum Step: Equatable {
+        /// Nothing: a take is queued, or the lag timer is armed.
+        case none
+        /// Queue a take on the main loop (it wakes it).
+        case queueTake
+        /// Arm the lag timer: the first lazy report since it last fired.
+        case armLag
+    }
+
+    private(set) var reports: [Report] = []
+    /// A take is queued on the main loop and has not run.
+    private(set) var takeQueued = false
+    /// The lag timer is armed and has not fired.
+    private(set) var lagArmed = false
+
+    mutating func post(_ report: Report, urgent: Bool) -> Step {
+        reports.append(report)
+        if takeQueued { return .none }
+        if urgent {
+            takeQueued = true
+            return .queueTake
+        }
+        if lagArmed { return .none }
+        lagArmed = true
+        return .armLag
+    }
+
+    /// A lazy report became urgent: whether to queue a take now.
+    mutating func hurry() -> Bool {
+        guard !takeQueued, !reports.isEmpty else { return false }
+        takeQueued = true
+        return true
+    }
+
+    /// The lag timer fired. It stays disarmed until the next lazy report:
+    /// one that finds it armed is taken by its firing, within the lag.
+    mutating func lagFired() {
+        lagArmed = false
+    }
+
+    /// Swaps the reports, oldest first, into `taken`, whose buffer (empty)
+    /// the next posts fill: two buffers change hands and neither is made
+    /// anew. None waits after this, so no take is owed (one queued already
+    /// runs and finds nothing).
+    mutating func takeAll(swappingWith taken: inout [Report]) {
+        precondition(taken.isEmpty, "the reports would be lost")
+        takeQueued = false
+        swap(&reports, &taken)
     }
 }

@@ -35,10 +35,18 @@ final class WorkerQueue: @unchecked Sendable {
     /// the worker still runs them in arrival order.
     var heldForCommit = 0
     /// Jobs handed over this pass, sent together (one block, one wake-up)
-    /// once the pass's requests are read; all share `batchModes`.
+    /// once the pass's requests are read; all share `batchModes` (nil: the
+    /// common modes, for jobs that run in any mode).
     private var batch: [Job] = []
     private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
+    /// The block that sends the batch, made once (not a closure per pass);
+    /// weak, as a queue outside a daemon (a test's) may go with it queued.
+    private lazy var sendBlock: @Sendable () -> Void = { [weak self] in
+        guard let self else { return }
+        batchFlushScheduled = false
+        sendBatch()
+    }
 
     init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop, metrics: DaemonMetrics, kindSlots: KindSlots) {
         self.worker = worker
@@ -72,16 +80,13 @@ final class WorkerQueue: @unchecked Sendable {
     /// jobs of the same modes travel in one block, so order and mode
     /// holding are as if each went alone.
     func handOver(_ job: Job) {
-        let modes = job.modes ?? [.common]
+        let modes = job.modes
         if !batch.isEmpty && batchModes != modes { sendBatch() }
         batch.append(job)
         batchModes = modes
         if !batchFlushScheduled {
             batchFlushScheduled = true
-            mainLoop.perform(inModes: [.common]) { [self] in
-                batchFlushScheduled = false
-                sendBatch()
-            }
+            mainLoop.perform(sendBlock)
         }
     }
 

@@ -29,7 +29,11 @@ final class Server: @unchecked Sendable {
     /// Scratch space for socket reads, shared by all connections (one thread).
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var flushQueue: [Connection] = []
+    /// An empty list with capacity that the flush trades `flushQueue` for.
+    private var flushing: [Connection] = []
     private var flushScheduled = false
+    /// The flush's block, made once: a closure made per pass would be an allocation per pass.
+    private lazy var flushBlock: @Sendable () -> Void = { [unowned self] in flushQueued() }
     /// Connections with requests buffered beyond their share of a pass
     /// (`limits.max_requests_per_pass`), served in turn once per pass.
     private var backlog: [Connection] = []
@@ -121,14 +125,16 @@ final class Server: @unchecked Sendable {
         flushQueue.append(c)
         guard !flushScheduled else { return }
         flushScheduled = true
-        loop.perform(inModes: [.common]) { [unowned self] in
-            flushScheduled = false
-            // The job-end lines of this batch go out before its replies.
-            log.flushHeld()
-            let queue = flushQueue
-            flushQueue.removeAll(keepingCapacity: true)
-            for c in queue { c.flush() }
-        }
+        loop.perform(flushBlock)
+    }
+
+    private func flushQueued() {
+        flushScheduled = false
+        // The job-end lines of this batch go out before its replies.
+        log.flushHeld()
+        swap(&flushing, &flushQueue)
+        for c in flushing { c.flush() }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     /// Serves `c`'s next share of requests in the next pass, after every

@@ -1,0 +1,129 @@
+import Dispatch
+import Logging
+import LoopdProtocol
+import LoopRuntime
+import Testing
+@testable import LoopdCore
+
+/// Lazy end reports: an end that asks nothing of the main loop (no waiter,
+/// not durable, no retry, no reply left to it) does not wake it, and is
+/// recorded at the loop's next turn or within the mailbox's lag. The
+/// ordering rule (a request sent after a reply sees the job ended) is
+/// `DirectReplyTests`'.
+@Suite(.serialized) struct LazyReportTests {
+    /// Holds `loop` in its next `.beforeWaiting` until `release` is
+    /// signalled; returns once it is held.
+    private func hold(_ loop: Loop, until release: DispatchSemaphore) {
+        let held = DispatchSemaphore(value: 0)
+        loop.add(LoopObserver(activities: .beforeWaiting, repeats: false, order: -1) { _, _ in
+            held.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }, forMode: .common)
+        loop.wakeUp()
+        #expect(held.wait(timeout: .now() + 20) == .success)
+    }
+
+    /// Lengthens `d`'s lag to an hour (a lazy report is then taken only by
+    /// a turn of the main loop), and submits a `gate` job without waiting;
+    /// returns once it runs.
+    private func startGateJob(on d: RunningDaemon, _ gate: GateAction) throws
+        -> (scheduler: JobScheduler, client: TestClient, job: String) {
+        let scheduler = try #require(d.daemon.server).scheduler
+        scheduler.mailbox.setLag(.seconds(3600))
+        let c = try d.client()
+        let ack = try #require(c.call(#"{"id":"job","op":"submit","action":"gate","worker":"w1","wait":false}"#))
+        let job = try #require(ack["job"]?.stringValue)
+        #expect(gate.started.wait(timeout: .now() + 20) == .success)
+        return (scheduler, c, job)
+    }
+
+    /// A job submitted without waiting ends while the main loop is held:
+    /// its report waits in the mailbox with no take queued (nothing would
+    /// wake the loop for it), and the loop records it at its next turn.
+    @Test func anEndNoOneWaitsForQueuesNoWakeUp() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let (scheduler, c, job) = try startGateJob(on: d, gate)
+
+        let release = DispatchSemaphore(value: 0)
+        hold(try #require(d.daemon.loop), until: release)
+        gate.open.signal()
+        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        #expect(!scheduler.mailbox.takeIsQueued, "a lazy end report queued a take, which wakes the main loop")
+        release.signal()
+        #expect(c.call(#"{"id":"s","op":"status","job":"\#(job)"}"#)?["state"] == "completed")
+    }
+
+    /// With a `wait` parked on a job, its end is urgent: the report queues a take.
+    @Test func anEndSomeoneWaitsForQueuesATake() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        let waiter = try d.client()
+        waiter.send(#"{"id":"w","op":"wait","job":"\#(job)"}"#)
+        // Requests are handled in order: once the ping is answered, the wait is parked.
+        #expect(waiter.call(#"{"id":"p","op":"ping"}"#)?["id"] == "p")
+
+        let release = DispatchSemaphore(value: 0)
+        hold(try #require(d.daemon.loop), until: release)
+        gate.open.signal()
+        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        #expect(scheduler.mailbox.takeIsQueued, "the end of a job a wait is parked on did not queue a take")
+        release.signal()
+        let reply = try #require(waiter.readReply())
+        #expect(reply["id"] == "w" && reply["state"] == "completed")
+    }
+
+    /// With the main loop asleep and no request coming, a lazy end is still
+    /// recorded (its journald record written): the lag timer wakes the loop.
+    @Test func aLazyEndIsRecordedWithoutARequest() throws {
+        let records = CapturedLog()
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") },
+                              log: DaemonLogger(Logger(label: "loopd") { _ in records }))
+        defer { d.stop() }
+        let c = try d.client()
+        let ack = try #require(c.call(#"{"id":"job","op":"submit","action":"gate","worker":"w1","wait":false}"#))
+        let job = try #require(ack["job"]?.stringValue)
+        #expect(gate.started.wait(timeout: .now() + 20) == .success)
+        // The main loop sleeps before the job ends: only its lag timer can wake it.
+        let loop = try #require(d.daemon.loop)
+        #expect(waitUntil { loop.isWaiting })
+        gate.open.signal()
+        let ended = Logger.MetadataValue.string(MessageID.jobFinished.rawValue)
+        #expect(waitUntil { records.records.contains { $0.metadata["JOB_ID"] == .string(job) && $0.metadata["MESSAGE_ID"] == ended } },
+                "the end of a job no one waits for was never recorded")
+    }
+
+    // MARK: the mailbox's bookkeeping
+
+    @Test func aLazyPostArmsTheLagOnceAndAnUrgentOneQueuesOneTake() {
+        var s = MailboxState<Int>()
+        var steps: [MailboxState<Int>.Step] = []
+        for (report, urgent) in [(1, false), (2, false), (3, true), (4, true)] { steps.append(s.post(report, urgent: urgent)) }
+        // The second urgent post finds the first's take still queued.
+        #expect(steps == [.armLag, .none, .queueTake, .none])
+        var taken: [Int] = []
+        s.takeAll(swappingWith: &taken)
+        #expect(taken == [1, 2, 3, 4])
+        // The lag timer is still armed: its firing takes the next lazy report.
+        steps = [s.post(5, urgent: false)]
+        s.lagFired()
+        steps += [s.post(6, urgent: false), s.post(7, urgent: true)]
+        #expect(steps == [.none, .armLag, .queueTake])
+    }
+
+    @Test func aHurryQueuesATakeOnlyForWaitingReports() {
+        var s = MailboxState<Int>()
+        var hurried = [s.hurry()]
+        _ = s.post(1, urgent: false)
+        hurried += [s.hurry(), s.hurry()]
+        var taken: [Int] = []
+        s.takeAll(swappingWith: &taken)
+        hurried.append(s.hurry())
+        // Empty: none; a report: one take, not a second; taken: none.
+        #expect(hurried == [false, true, false, false])
+    }
+}
