@@ -163,10 +163,14 @@ test-asan:
 ## LoopdBench counts each server's context switches and, with perf, its
 ## wake-ups per job; `bench-instructions` (part of `bench`) counts
 ## instructions and allocations per job under valgrind, about a minute.
+## `--versus-beanstalkd` sets loopd beside beanstalkd in four workloads,
+## unpinned and with every process on CPU 0 (`--pin 0`).
 BENCH = $(SWIFT) run -c release --package-path Benchmarks
 bench: setup-bench release
 	$(BENCH) LoopBench
 	$(BENCH) LoopdBench
+	$(BENCH) LoopdBench --versus-beanstalkd
+	$(BENCH) LoopdBench --versus-beanstalkd --pin 0
 	$(BENCH) LoopdBench --instructions
 	python3 Benchmarks/million.py --bin "$$($(RELEASE_BUILD) --show-bin-path)"
 
@@ -176,6 +180,8 @@ bench-instructions: setup-bench release
 bench-quick: setup-bench release
 	$(BENCH) LoopBench --quick
 	$(BENCH) LoopdBench --quick
+	$(BENCH) LoopdBench --versus-beanstalkd --quick
+	$(BENCH) LoopdBench --versus-beanstalkd --quick --pin 0
 	python3 Benchmarks/million.py --quick --bin "$$($(RELEASE_BUILD) --show-bin-path)"
 
 example:

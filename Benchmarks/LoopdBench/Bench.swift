@@ -43,11 +43,9 @@ final class Bench {
     private var beanstalk: BeanstalkReference?
     /// beanstalkd's `put` runs, one per round, for the priorities row.
     fileprivate var beanstalkRates: [BeanstalkRun] = []
-    /// The perf that counts wake-ups, or why there is none (`--no-perf`, not
-    /// installed, not allowed to count system-wide).
-    private var perf: Result<Perf, BenchError> = .failure(BenchError("not probed"))
-    /// perf failures within windows, for the notes (the first of each kind).
-    private var perfErrors: [String] = []
+    /// perf, probed at first use (once `directory` exists), and the windows
+    /// that count each measurement's switches and wake-ups.
+    private lazy var windows = WakeWindows(noPerf: options.noPerf, directory: directory)
     private var errors: [String] = []
     private var measured: [String: [Measurement]] = [:]
     private var failed: [String: String] = [:]
@@ -163,7 +161,6 @@ final class Bench {
                 progress("no beanstalkd reference: \(error)")
             }
         }
-        perf = options.noPerf ? .failure(BenchError("--no-perf")) : Perf.probe(directory: directory)
         let cpus = onlineCPUCount()
         out("- loopd: `\(binary)` (pid \(daemon.pid)), 2 workers, journal fsync on, log_level "
               + "\(options.logLevel ?? "default (info: a record per job, to a file)"), state dir on "
@@ -177,10 +174,9 @@ final class Bench {
         }
         out("- reference: \(reference)")
         out("- queue reference (prio64): \(beanstalkNote)")
-        switch perf {
-        case .success(let p): out("- wake-ups: `\(p.path) stat -a -e sched:sched_wakeup` filtered to each server's threads")
-        case .failure(let why): out("- wake-ups: not counted (\(why)); context switches come from /proc")
-        }
+        out(windows.headerLine)
+        out(Affinity.headerLine(pinned: options.pin, processes: [("benchmark", processID()), ("loopd", daemon.pid)]
+                                + (redis.map { [("redis-server", $0.pid)] } ?? [])))
         out("- \(cpus) CPUs, load average before: \(loadBefore); \(rounds) round(s), medians reported\n")
 
         if redis != nil && !quick {
@@ -227,16 +223,6 @@ final class Bench {
 
     fileprivate func selected(_ key: String) -> Bool { options.only?.contains(key) ?? true }
 
-    /// A window that counts `pid`'s switches and wake-ups (with perf when usable).
-    private func window(_ pid: Int32) -> WakeWindow {
-        WakeWindow(pid: pid, perf: try? perf.get(), directory: directory)
-    }
-
-    /// Keeps the first perf failure of a window for the notes.
-    private func notePerf(_ window: WakeWindow) {
-        if let e = window.perfError, perfErrors.count < 3, !perfErrors.contains(e) { perfErrors.append(e) }
-    }
-
     private func measureRedis(clients: Int) {
         guard let redis, selected("redis") else { return }
         guard remainingSeconds > 5 else {
@@ -246,8 +232,8 @@ final class Bench {
         }
         let n = redisRequests[clients] ?? 10000
         do throws(BenchError) {
-            let w = window(redis.pid)
-            defer { notePerf(w) }
+            let w = windows.window(redis.pid)
+            defer { windows.note(w) }
             var r = try redis.benchmark(clients: clients, requests: n,
                                         timeoutSeconds: min(quick ? 20 : 40, remainingSeconds - 2), window: w)
             r.round = round
@@ -272,8 +258,8 @@ final class Bench {
             beanstalk = nil
             let beanstalk = try BeanstalkReference.start(directory: directory)
             self.beanstalk = beanstalk
-            let w = window(beanstalk.pid)
-            defer { notePerf(w) }
+            let w = windows.window(beanstalk.pid)
+            defer { windows.note(w) }
             let cpu0 = Processes.cpuSeconds(beanstalk.pid) ?? 0
             let r = try beanstalk.put(depth: 64, priorities: RandomPriorities.values, seconds: priorities64.seconds,
                                       window: w)
@@ -296,22 +282,16 @@ final class Bench {
             return
         }
         do throws(BenchError) {
-            // Many clients: one polling thread, as redis-benchmark does (see
-            // Multiplexed.swift); `--thread-per-client` for the other way.
-            let w = window(daemon.pid)
-            defer { notePerf(w) }
-            var m = scenario.throughClient
-                ? try runThroughClient(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
-                : scenario.clients > 1 && !options.threadPerClient
-                ? try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
-                : try LoopdBench.run(scenario, socketPath: daemon.socketPath, loopd: daemon, window: w)
+            let w = windows.window(daemon.pid)
+            defer { windows.note(w) }
+            var m = try runScenario(scenario, on: daemon, window: w, threadPerClient: options.threadPerClient)
             m.round = round
             measured[scenario.name, default: []].append(m)
             let p = Percentiles(m.latencies)
             let switches = WakeColumns.perJob(m.wakes.switches, m.jobs)
             progress("\(scenario.name): \(Format.count(m.rate)) jobs/s, p50 \(Format.latency(p.percentile(50))), "
                      + "p99 \(Format.latency(p.percentile(99))), loopd CPU "
-                     + "\(Format.fixed(m.loopdCPU / m.wallSeconds, 2)) cores, \(switches) switches/job")
+                     + "\(Format.fixed(m.serverCPU / m.wallSeconds, 2)) cores, \(switches) switches/job")
         } catch {
             failed[scenario.name] = error.description
             errors.append("\(scenario.name): \(error)")
@@ -346,13 +326,7 @@ final class Bench {
         if let beanstalk { _ = beanstalk.stop() }
         beanstalk = nil
         Children.killAll()
-        guard !directory.isEmpty else { return }
-        if options.keep {
-            progress("kept \(directory)")
-        } else if let pid = try? Processes.spawn("/bin/rm", ["-rf", directory], cwd: "/", logPath: "/dev/null",
-                                                  dieWithParent: false) {
-            _ = Processes.waitExit(pid, seconds: 10)
-        }
+        Files.removeRunDirectory(directory, keep: options.keep)
     }
 
     // MARK: Report
@@ -454,7 +428,7 @@ final class Bench {
             let runs = measured[scenario.name] ?? []
             let wall = runs.reduce(0) { $0 + $1.wallSeconds }
             let jobs = runs.reduce(0) { $0 + $1.jobs }
-            let loopdCPU = runs.reduce(0) { $0 + $1.loopdCPU }
+            let loopdCPU = runs.reduce(0) { $0 + $1.serverCPU }
             func cores(_ seconds: Double) -> String { wall > 0 ? Format.fixed(seconds / wall, 2) + " cores" : "—" }
             details.add([scenario.name, runs.map { Format.count($0.rate) }.joined(separator: " / "),
                          Format.count(Double(jobs)), cores(loopdCPU),
@@ -497,7 +471,7 @@ final class Bench {
             + "sleeps, each later ended by a wake-up; involuntary ones are preemptions, which other load adds. "
             + "wake-ups of / by the server: sched:sched_wakeup events whose woken task is one of its threads / "
             + "raised while one of its threads ran, ÷ jobs (perf). Benchmarks/README.md says what they cannot show.")
-        for e in perfErrors { out("- perf: \(e)") }
+        for e in windows.errors { out("- perf: \(e)") }
         return table
     }
 }
@@ -540,7 +514,7 @@ extension Bench {
             let jobs = runs.reduce(0) { $0 + $1.jobs }
             table.add(WakeColumns.row(scenario.name, server: "loopd", jobs: jobs,
                                       wakes: WakeCounts.total(runs.map(\.wakes)),
-                                      cpuSeconds: runs.reduce(0) { $0 + $1.loopdCPU }))
+                                      cpuSeconds: runs.reduce(0) { $0 + $1.serverCPU }))
         }
         for clients in [1, 50] where selected("redis") {
             let runs = redisResults[clients] ?? []

@@ -38,7 +38,7 @@ func runThroughClient(_ scenario: Scenario, socketPath: String, loopd: LoopdProc
     let wall = Double(monotonicNanoseconds() - wall0) / 1e9
     let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
     return Measurement(jobs: run.latencies.count, seconds: Double(run.end - run.start) / 1e9,
-                       latencies: run.latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall,
+                       latencies: run.latencies, serverCPU: cpu, benchCPU: own, wallSeconds: wall,
                        wakes: window.close())
 }
 

@@ -126,12 +126,7 @@ struct InstructionsBench {
             out("\nErrors:")
             for e in errors { out("- \(e)") }
         }
-        if keep {
-            progress("kept \(directory)")
-        } else if let pid = try? Processes.spawn("/bin/rm", ["-rf", directory], cwd: "/", logPath: "/dev/null",
-                                                  dieWithParent: false) {
-            _ = Processes.waitExit(pid, seconds: 10)
-        }
+        Files.removeRunDirectory(directory, keep: keep)
         return errors.isEmpty ? 0 : 1
     }
 

@@ -14,27 +14,17 @@ func runMultiplexed(_ scenario: Scenario, socketPath: String, loopd: LoopdProces
         _ = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: 30,
                          limitPerConnection: scenario.warmup)
     }
-    window.open()
-    let cpu0 = loopd.cpuSeconds, own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
-    let run: (jobs: Int, start: UInt64, end: UInt64, latencies: [UInt64])
-    do {
-        run = try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
-                           limitPerConnection: Int.max)
-    } catch {
-        _ = window.close()
-        throw error
+    return try measureRun(window: window, serverCPU: { loopd.cpuSeconds }) { () throws(BenchError) in
+        try driveAll(connections, depth: scenario.depth, request: scenario.request, seconds: scenario.seconds,
+                     limitPerConnection: Int.max)
     }
-    let wall = Double(monotonicNanoseconds() - wall0) / 1e9
-    let cpu = loopd.cpuSeconds - cpu0, own = Processes.ownCPUSeconds() - own0
-    return Measurement(jobs: run.jobs, seconds: Double(run.end - run.start) / 1e9, latencies: run.latencies,
-                       loopdCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: window.close())
 }
 
 /// Keeps `depth` requests in flight on every connection for `seconds` (or
 /// until `limitPerConnection` were sent on each), then waits for the rest.
 /// Every reply must carry the id of a request in flight on its connection, once.
 private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8], seconds: Double,
-                      limitPerConnection: Int) throws(BenchError) -> (jobs: Int, start: UInt64, end: UInt64, latencies: [UInt64]) {
+                      limitPerConnection: Int) throws(BenchError) -> DriverRun {
     let expected = min(limitPerConnection, Int(seconds * 200_000 / Double(connections.count * max(depth, 1))) + 1024)
     var flights = connections.map { _ in InFlight(expected: expected) }
     var latencies: [UInt64] = []

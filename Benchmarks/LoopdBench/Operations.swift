@@ -9,6 +9,8 @@ import LoopPlatform
 struct OperationsBench {
     let binary: String
     let tmpBase: String
+    /// The CPU of `--pin`, for the header (nil: unpinned).
+    let pin: Int?
     /// Samples of the cheap requests; a tenth of that of `jobs` and cancel.
     let rounds = 2000
     /// Finished jobs the daemon holds while `jobs` pages through them.
@@ -49,6 +51,7 @@ struct OperationsBench {
             rows.append(("cancel of a running sleep", try cancelRunning(c, rounds / 10)))
             out("## loopd job operations, round trips (1 client, sequential)\n")
             out("- loopd: `\(binary)`, 2 workers, \(retained) finished jobs retained, log_level notice")
+            out(Affinity.headerLine(pinned: pin, processes: [("benchmark", processID()), ("loopd", daemon.pid)]))
             out("- \(onlineCPUCount()) CPUs, load average: \(Processes.loadAverage())\n")
             out("| operation | samples | p50 | p99 |")
             out("|---|---|---|---|")

@@ -38,6 +38,11 @@ struct Options {
     var instructionJobs = 2000
     /// Count no wake-ups with perf, even when it could (`--no-perf`).
     var noPerf = false
+    /// loopd beside beanstalkd in four workloads instead (`--versus-beanstalkd`).
+    var versusBeanstalkd = false
+    /// The one CPU every process of the run is confined to (`--pin CPU`);
+    /// nil: unpinned.
+    var pin: Int?
     static let measurements: Set<String> = ["seq1", "seq1client", "seq1spin", "c16", "pipe64", "pipe64client", "c50",
                                             "durable", "redis", "prio64", "exec1", "exec16"]
 
@@ -45,6 +50,7 @@ struct Options {
         usage: LoopdBench [--quick] [--strict] [--rounds N] [--loopd PATH] [--tmp DIR] [--keep] [--log-level L] [--operations]
                   [--only seq1,seq1client,seq1spin,c16,pipe64,pipe64client,c50,durable,redis,prio64,exec1,exec16]
                   [--thread-per-client] [--spin-us N] [--no-perf] [--instructions [--jobs N]]
+                  [--versus-beanstalkd] [--pin CPU]
           --quick      short smoke run (CI); exits 0 even when targets are missed
           --strict     exit 1 when a target is missed
           --rounds N   repetitions of every measurement (default 5, quick 1); medians are reported
@@ -68,6 +74,15 @@ struct Options {
                        of loopd and beanstalkd, 1 client, sequential: each the difference between a run of
                        N jobs and one of N/10, ÷ the difference in jobs; under a minute
           --jobs N     N for --instructions (default 2000; 100...100000)
+          --versus-beanstalkd  loopd beside beanstalkd 1.12 instead, in four workloads, each server's run of
+                       each measured back to back every round: submit1 and submit50 (1 and 50 clients, submit
+                       not waited / put), cycle1 and cycle50 (a job's whole life: submit waited /
+                       put + reserve + delete); jobs/s, server CPU, switches and wake-ups per job, and the
+                       loopd ÷ beanstalkd ratios; needs beanstalkd (--rounds, --quick, --no-perf apply)
+          --pin CPU    confine every process of the run (this benchmark, loopd, beanstalkd, redis, perf, all
+                       their threads) to CPU number CPU, set on this process before it starts any; the
+                       report's header says which CPUs each process could use (default: unpinned; with
+                       --instructions it only slows valgrind down)
         """
 
     static func parse(_ args: [String]) -> Options {
@@ -93,6 +108,10 @@ struct Options {
             case "--operations": o.operations = true
             case "--instructions": o.instructions = true
             case "--no-perf": o.noPerf = true
+            case "--versus-beanstalkd": o.versusBeanstalkd = true
+            case "--pin":
+                guard let n = Int(value()), n >= 0, n < 1024 else { fail("--pin takes a CPU number, 0...1023") }
+                o.pin = n
             case "--jobs":
                 guard let n = Int(value()), (100...100_000).contains(n) else { fail("--jobs takes 100...100000") }
                 o.instructionJobs = n

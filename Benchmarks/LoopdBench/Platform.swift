@@ -54,6 +54,17 @@ enum ClientSocket {
 // MARK: - Files and paths
 
 enum Files {
+    /// Removes a run's directory (`rm -rf`), or with `keep` says where it was kept.
+    static func removeRunDirectory(_ directory: String, keep: Bool) {
+        guard !directory.isEmpty else { return }
+        if keep {
+            progress("kept \(directory)")
+        } else if let pid = try? Processes.spawn("/bin/rm", ["-rf", directory], cwd: "/", logPath: "/dev/null",
+                                                  dieWithParent: false) {
+            _ = Processes.waitExit(pid, seconds: 10)
+        }
+    }
+
     /// A fresh private directory `base/prefixXXXXXX`.
     static func makeTempDirectory(base: String, prefix: String) throws(BenchError) -> String {
         do {

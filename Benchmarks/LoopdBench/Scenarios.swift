@@ -23,7 +23,14 @@ struct Scenario: Sendable {
     /// `exec1` and `exec16` rows): a child process per job.
     var exec = false
 
-    var request: [UInt8] { exec ? Request.execWait : durable ? Request.durableAsync : Request.noopWait }
+    /// The client waits for each job to end (the default); false: only for
+    /// its acknowledgement, once queued (`wait: false`, the `submit1` and
+    /// `submit50` rows of `--versus-beanstalkd`).
+    var waited = true
+
+    var request: [UInt8] {
+        exec ? Request.execWait : durable ? Request.durableAsync : waited ? Request.noopWait : Request.noopAsync
+    }
 
     /// The requests a client sends, cycled: one, or one per priority.
     var requests: [[UInt8]] { randomPriorities ? Request.randomPriorities : [request] }
@@ -37,8 +44,9 @@ struct Measurement: Sendable {
     var seconds: Double
     /// Request-to-reply latency of every job, ns.
     var latencies: [UInt64]
-    /// CPU seconds loopd and the benchmark used over the measured run.
-    var loopdCPU: Double
+    /// CPU seconds the server (loopd; beanstalkd in `--versus-beanstalkd`),
+    /// all its threads, and the benchmark used over the measured run.
+    var serverCPU: Double
     var benchCPU: Double
     var wallSeconds: Double
     /// The server's context switches and wake-ups over the measured run.
@@ -47,6 +55,31 @@ struct Measurement: Sendable {
     var round = 0
 
     var rate: Double { seconds > 0 ? Double(jobs) / seconds : 0 }
+}
+
+/// What a driver's measured run gives: replies (all verified), from its
+/// first request to its last reply (ns), and each job's latency (ns).
+typealias DriverRun = (jobs: Int, start: UInt64, end: UInt64, latencies: [UInt64])
+
+/// The measured part of a driver's run, for drivers that run on the calling
+/// thread: opens `window`, runs `body`, closes the window, and takes the
+/// server's CPU (`serverCPU`, all its threads, read before and after) and
+/// the benchmark's over it.
+func measureRun(window: WakeWindow, serverCPU: () -> Double,
+                _ body: () throws(BenchError) -> DriverRun) throws(BenchError) -> Measurement {
+    window.open()
+    let cpu0 = serverCPU(), own0 = Processes.ownCPUSeconds(), wall0 = monotonicNanoseconds()
+    let run: DriverRun
+    do {
+        run = try body()
+    } catch {
+        _ = window.close()
+        throw error
+    }
+    let wall = Double(monotonicNanoseconds() - wall0) / 1e9
+    let cpu = serverCPU() - cpu0, own = Processes.ownCPUSeconds() - own0
+    return Measurement(jobs: run.jobs, seconds: Double(run.end - run.start) / 1e9, latencies: run.latencies,
+                       serverCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: window.close())
 }
 
 /// One client thread's outcome.
@@ -60,6 +93,21 @@ private struct ClientRun: Sendable {
 /// Where a client thread leaves its outcome; read after `join()`.
 private final class Slot: @unchecked Sendable {
     var result: Result<ClientRun, BenchError> = .failure(BenchError("client thread did not run"))
+}
+
+/// Runs `scenario` on `daemon` with the driver it calls for: the Swift
+/// client library, one thread polling every connection when there are many
+/// (as redis-benchmark does; see Multiplexed.swift), else a blocking thread
+/// per client (also for many with `threadPerClient`).
+func runScenario(_ scenario: Scenario, on daemon: LoopdProcess, window: WakeWindow,
+                 threadPerClient: Bool) throws(BenchError) -> Measurement {
+    if scenario.throughClient {
+        return try runThroughClient(scenario, socketPath: daemon.socketPath, loopd: daemon, window: window)
+    }
+    if scenario.clients > 1 && !threadPerClient {
+        return try runMultiplexed(scenario, socketPath: daemon.socketPath, loopd: daemon, window: window)
+    }
+    return try run(scenario, socketPath: daemon.socketPath, loopd: daemon, window: window)
 }
 
 /// Runs `scenario` against loopd's socket and returns its measurement;
@@ -96,7 +144,7 @@ func run(_ scenario: Scenario, socketPath: String, loopd: LoopdProcess, window: 
     latencies.reserveCapacity(runs.reduce(0) { $0 + $1.latencies.count })
     for r in runs { latencies += r.latencies }
     return Measurement(jobs: runs.reduce(0) { $0 + $1.jobs }, seconds: Double(end - start) / 1e9,
-                       latencies: latencies, loopdCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: wakes)
+                       latencies: latencies, serverCPU: cpu, benchCPU: own, wallSeconds: wall, wakes: wakes)
 }
 
 /// A client: connect, warm up, meet the others at the barrier (twice: see

@@ -134,6 +134,41 @@ struct Perf: Sendable {
     }
 }
 
+/// The run's perf (or why there is none) and the windows it counts in:
+/// what every mode that counts wake-ups shares.
+final class WakeWindows {
+    /// The perf that counts wake-ups, or why there is none (`--no-perf`, not
+    /// installed, not allowed to count system-wide).
+    let perf: Result<Perf, BenchError>
+    private let directory: String
+    /// perf failures within windows, for the notes (the first of each kind).
+    private(set) var errors: [String] = []
+
+    /// Probes perf (unless `noPerf`); its scratch files go in `directory`.
+    init(noPerf: Bool, directory: String) {
+        perf = noPerf ? .failure(BenchError("--no-perf")) : Perf.probe(directory: directory)
+        self.directory = directory
+    }
+
+    /// A window that counts `pid`'s switches and wake-ups (with perf when usable).
+    func window(_ pid: pid_t) -> WakeWindow {
+        WakeWindow(pid: pid, perf: try? perf.get(), directory: directory)
+    }
+
+    /// Keeps the first perf failure of a window for the notes.
+    func note(_ window: WakeWindow) {
+        if let e = window.perfError, errors.count < 3, !errors.contains(e) { errors.append(e) }
+    }
+
+    /// The report's header line on how wake-ups are counted, or why they are not.
+    var headerLine: String {
+        switch perf {
+        case .success(let p): "- wake-ups: `\(p.path) stat -a -e sched:sched_wakeup` filtered to each server's threads"
+        case .failure(let why): "- wake-ups: not counted (\(why)); context switches come from /proc"
+        }
+    }
+}
+
 /// Counts one server process's switches and wake-ups over one window:
 /// `open()` right before the first measured request, `close()` right after
 /// the last reply.
