@@ -197,6 +197,19 @@ def click(driver, selector: str) -> None:
     wait_until(f"a click on {selector}", attempt)
 
 
+def type_into(driver, selector: str, text: str) -> None:
+    """Types `text` and Enter into a field of the live part: found again if a
+    live update replaced it before it had the focus (once it has it, updates
+    wait for it to lose it)."""
+    def attempt() -> bool:
+        field = driver.find_element(By.CSS_SELECTOR, selector)
+        field.click()
+        field.clear()
+        field.send_keys(text, Keys.ENTER)
+        return True
+    wait_until(f"typing into {selector}", attempt)
+
+
 def post_status(driver, path: str, fields: dict) -> int:
     """A form POST from the page's own origin, as a script of another page
     could not make it: the answer's status."""
@@ -298,9 +311,7 @@ def main() -> int:
 
         # Switch a worker's mode from the overview, and pause a schedule.
         d.get(s.url("/"))
-        field = d.find_element(By.ID, "mode-w2")
-        field.clear()
-        field.send_keys("maintenance", Keys.ENTER)
+        type_into(d, "#mode-w2", "maintenance")
         wait_until("the notice", lambda: "maintenance" in d.find_element(By.CSS_SELECTOR, ".notice").text)
         modes = {w["name"]: w["mode"] for w in json.loads(s.loopctl("workers", "--json").stdout)["workers"]}
         check("a worker's mode switch works for an operator", modes.get("w2") == "maintenance", str(modes))

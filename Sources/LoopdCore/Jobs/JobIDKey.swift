@@ -75,5 +75,9 @@ private struct SipState {
         v2 &+= v1; v1 = rotate(v1, 17); v1 ^= v2; v2 = rotate(v2, 32)
     }
 
-    private func rotate(_ x: UInt64, _ n: UInt64) -> UInt64 { (x << n) | (x >> (64 - n)) }
+    /// A left rotation. The masking shifts (`&<<`, `&>>`) and the inlining
+    /// let it compile to one instruction; the checked shifts did not, and
+    /// the rotations were 3% of a job's instructions (every id is 96 of them).
+    @inline(__always)
+    private func rotate(_ x: UInt64, _ n: UInt64) -> UInt64 { (x &<< n) | (x &>> (64 &- n)) }
 }

@@ -153,8 +153,8 @@ final class JobLane: @unchecked Sendable {
         // already be setting up the next attempt.
         let answered = done.contains { $0.job.reply != nil && $0.job.willRetry(after: $0.outcome) }
             ? done.filter { !$0.job.willRetry(after: $0.outcome) } : done
-        // Whether the main loop sleeps is read before the post: the post
-        // itself wakes it, and would always find it awake.
+        // Whether the main loop sleeps is read before the post: an urgent
+        // post wakes it, and would then always find it awake.
         let writeNow = writesRepliesAlways.load(ordering: .relaxed) || mainLoop.isWaiting
         // Ends that ask nothing more of the main loop at once wait for it
         // (`LaneMailbox`): replies it must write come as `.flush`, urgent.

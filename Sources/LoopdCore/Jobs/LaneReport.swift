@@ -63,7 +63,8 @@ final class LaneMailbox: @unchecked Sendable {
     private let lagNanoseconds = Atomic<UInt64>(0)
     private let mainLoop: Loop
     private let take: @Sendable () -> Void
-    // Main loop only: the lag timer's source and the take on every turn.
+    /// The lag timer's source and the take on every turn, on the main loop;
+    /// set once in `init`, and taken off the loop in `deinit`.
     private var lagSource: LoopFileDescriptorSource?
     private var turnObserver: LoopObserver?
 
@@ -169,11 +170,11 @@ final class LaneMailbox: @unchecked Sendable {
 /// What a mailbox does as reports come and go: the bookkeeping of
 /// `LaneMailbox`, apart from its lock, its loop and its timer.
 struct MailboxState<Report> {
-    /// What a post asks of its poster, once the lock is released.
+    /// What a post asks of its poster.
     enum Step: Equatable {
         /// Nothing: a take is queued, or the lag timer is armed.
         case none
-        /// Queue a take on the main loop (it wakes it).
+        /// Queue a take on the main loop (it wakes it), once the lock is released.
         case queueTake
         /// Arm the lag timer: the first lazy report since it last fired.
         case armLag
