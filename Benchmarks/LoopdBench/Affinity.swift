@@ -2,7 +2,6 @@
 // before it starts any child, so every child (loopd, beanstalkd, redis, perf)
 // inherits the set through fork and exec, and every thread they start
 // inherits it from theirs.
-import CLoopShims
 import LoopPlatform
 #if canImport(Glibc)
 import Glibc
@@ -30,15 +29,12 @@ enum Affinity {
         }
     }
 
-    /// The CPUs thread `tid` (0: the caller) may run on, ascending, by
-    /// sched_getaffinity (LoopPlatform's `CPUSet` does not list its members).
+    /// The CPUs thread `tid` (0: the caller) may run on, ascending.
     static func cpus(ofThread tid: pid_t) throws(BenchError) -> [Int] {
-        var set = cpu_set_t()
-        guard cloop_sched_getaffinity(tid, &set) == 0 else {
-            throw BenchError("sched_getaffinity of thread \(tid): \(errnoText(errno))")
-        }
-        return withUnsafeBytes(of: set) { bytes in
-            (0..<bytes.count * 8).filter { bytes[$0 / 8] & UInt8(1 << ($0 % 8)) != 0 }
+        do {
+            return try CPUAffinity.allowed(thread: tid).members
+        } catch {
+            throw BenchError("sched_getaffinity of thread \(tid): \(errnoText(error.errno))")
         }
     }
 

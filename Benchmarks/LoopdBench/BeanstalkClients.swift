@@ -53,15 +53,7 @@ private func drive(_ clients: [BeanstalkClient], seconds: Double,
 
     for k in clients.indices { try next(k) }
     while inProgress > 0 {
-        if polled {
-            let ready: Int
-            do {
-                ready = try replies.wait(timeoutMilliseconds: 10_000)
-            } catch {
-                throw BenchError("poll: \(errnoText(error.errno))")
-            }
-            guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(clients.count) connections") }
-        }
+        if polled { try replies.waitForReplies() }
         for k in clients.indices where !polled || replies.isReady(k) {
             guard let ended = try clients[k].receive() else { continue }
             now = monotonicNanoseconds()

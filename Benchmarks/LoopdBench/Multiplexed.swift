@@ -45,13 +45,7 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
     for k in connections.indices { try topUp(k) }
     var outstanding = flights.reduce(Int64(0)) { $0 + $1.count }
     while outstanding > 0 {
-        let ready: Int
-        do {
-            ready = try replies.wait(timeoutMilliseconds: 10_000)
-        } catch {
-            throw BenchError("poll: \(errnoText(error.errno))")
-        }
-        guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(connections.count) connections") }
+        try replies.waitForReplies()
         for k in connections.indices where replies.isReady(k) {
             let before = flights[k].count
             try connections[k].receiveAvailable { (id) throws(BenchError) in
@@ -63,4 +57,18 @@ private func driveAll(_ connections: [Connection], depth: Int, request: [UInt8],
         }
     }
     return (Int(flights.reduce(Int64(0)) { $0 + $1.answered }), start, now, latencies)
+}
+
+extension PollSet {
+    /// Waits until a reply is readable on one of the connections polled; a
+    /// poll failure, or 10 s without any reply, ends the run.
+    mutating func waitForReplies() throws(BenchError) {
+        let ready: Int
+        do {
+            ready = try wait(timeoutMilliseconds: 10_000)
+        } catch {
+            throw BenchError("poll: \(errnoText(error.errno))")
+        }
+        guard ready > 0 else { throw BenchError("no reply within 10 s on any of \(count) connections") }
+    }
 }

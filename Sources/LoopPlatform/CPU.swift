@@ -35,6 +35,11 @@ public struct CPUSet: Sendable {
         withUnsafeMutableBytes(of: &raw) { $0[cpu / 8] |= UInt8(1 << (cpu % 8)) }
     }
 
+    /// The CPUs the set holds, ascending.
+    public var members: [Int] {
+        withUnsafeBytes(of: raw) { bytes in (0..<bytes.count * 8).filter { bytes[$0 / 8] & UInt8(1 << ($0 % 8)) != 0 } }
+    }
+
     /// How many CPUs the set holds.
     public var count: Int {
         withUnsafeBytes(of: raw) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }

@@ -36,7 +36,16 @@ final class JobWaiters {
         self.ledger = ledger
     }
 
-    private var byJob: [String: [Waiter]] = [:]
+    private var byJob: [String: [Waiter]] = [:] {
+        // Not `oldValue`: naming it would copy the table at every change.
+        didSet {
+            guard byJob.isEmpty == occupied else { return }
+            occupied.toggle()
+            onOccupied?(occupied)
+        }
+    }
+    /// Whether `byJob` held a waiter when `onOccupied` was last told.
+    private var occupied = false
     /// The jobs each sink waits for, to drop its waiters when it closes.
     private var jobsBySink: [ObjectIdentifier: Set<String>] = [:]
     private var nextSerial: UInt64 = 0
@@ -51,7 +60,6 @@ final class JobWaiters {
     func add(_ kind: Kind, on jobID: String, sink: ReplySink, requestID: RequestID?, uid: UInt32) -> UInt64 {
         nextSerial += 1
         sink.owe()
-        if byJob.isEmpty { onOccupied?(true) }
         let counted: UInt32? = kind == .cancel ? nil : uid
         if let counted { ledger.change(counted) { $0.waits += 1 } }
         byJob[jobID, default: []].append(Waiter(kind: kind, sink: sink, requestID: requestID, timer: nil,
@@ -75,7 +83,6 @@ final class JobWaiters {
             uncount(w)
             forget(jobID, for: w.sink)
         }
-        if byJob.isEmpty { onOccupied?(false) }
         return waiters
     }
 
@@ -87,7 +94,6 @@ final class JobWaiters {
         w.timer?.invalidate()
         uncount(w)
         if !waiters.contains(where: { $0.sink === w.sink }) { forget(jobID, for: w.sink) }
-        if byJob.isEmpty { onOccupied?(false) }
         return w
     }
 
@@ -104,7 +110,6 @@ final class JobWaiters {
             }
             byJob[jobID] = waiters.isEmpty ? nil : waiters
         }
-        if byJob.isEmpty { onOccupied?(false) }
     }
 
     /// A waiter left: its uid holds one wait fewer.
