@@ -84,8 +84,10 @@ let package = Package(
         .executableTarget(
             name: "MainQueueProbe", dependencies: ["LoopRuntime"],
             path: "Tests/Programs/MainQueueProbe", swiftSettings: strict),
+        // LoopdCore for one user of loops that the scripted kernel drives: the daemon's lane mailbox.
         .testTarget(
-            name: "LoopRuntimeTests", dependencies: ["LoopRuntime", "LoopPlatform", "loop-example", "MainQueueProbe"],
+            name: "LoopRuntimeTests",
+            dependencies: ["LoopRuntime", "LoopPlatform", "loop-example", "MainQueueProbe", "LoopdCore"],
             path: "Tests/LoopRuntimeTests", swiftSettings: strict),
         .testTarget(
             name: "LoopdTests",

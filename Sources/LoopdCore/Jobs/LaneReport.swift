@@ -111,6 +111,11 @@ final class LaneMailbox: @unchecked Sendable {
 
     /// Posts a report; `urgent` wakes the main loop for it. Any thread.
     func post(_ report: LaneReport, urgent: Bool) {
+        // While the main side wants every report, this one is urgent from
+        // the start: it must not arm the lag timer only to be hurried after.
+        // (The load after the post below still catches a want that starts
+        // between the two.)
+        let urgent = urgent || wanted.load(ordering: .relaxed) != 0
         let step = state.withLock { s in
             let step = s.post(report, urgent: urgent)
             // Sequentially consistent, as is the load of `wanted` below, and
@@ -162,6 +167,14 @@ final class LaneMailbox: @unchecked Sendable {
     /// Whether a take is queued on the main loop (tests: a lazy report
     /// must not have queued one).
     var takeIsQueued: Bool { state.withLock { $0.takeQueued } }
+
+    /// Whether the lag timer is armed (tests: a report that is urgent from
+    /// the start must not arm it).
+    var lagIsArmed: Bool { state.withLock { $0.lagArmed } }
+
+    /// The lag timer's descriptor, which the main loop watches (tests that
+    /// play the kernel make it fire).
+    var lagDescriptor: Int32 { lagTimer.fd }
 
     /// Whether reports wait to be taken. Any thread.
     var holdsReports: Bool { nonEmpty.load(ordering: .acquiring) }
