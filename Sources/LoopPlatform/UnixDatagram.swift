@@ -67,6 +67,16 @@ public final class UnixDatagramSocket {
         fd = -1
     }
 
+    /// Stops the socket receiving: a later send to it fails (`EPIPE`, which
+    /// `isPeerGone` counts) even while another process still holds a copy of
+    /// the descriptor, as a child does between `fork` and `exec`, and so
+    /// keeps the socket and its name alive after `close`. What was queued
+    /// before stays readable.
+    public func shutdownReading() {
+        guard fd >= 0 else { return }
+        _ = Glibc.shutdown(fd, Int32(SHUT_RD))
+    }
+
     /// Binds to `address`; `EADDRINUSE` means another socket holds the name.
     public func bind(to address: UnixAddress) throws(PlatformError) {
         var a = address
@@ -190,8 +200,8 @@ extension PlatformError {
     public var isAddressInUse: Bool { errno == EADDRINUSE }
     /// `connect`/`send`: no socket is bound at the address, or the connected
     /// peer has closed (the first send after that reports `ECONNREFUSED`,
-    /// later ones `ENOTCONN`).
-    public var isPeerGone: Bool { errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT }
+    /// later ones `ENOTCONN`) or stopped receiving (`EPIPE`).
+    public var isPeerGone: Bool { errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT || errno == EPIPE }
     /// `send`: the datagram does not fit the socket buffer.
     public var isMessageTooLarge: Bool { errno == EMSGSIZE }
 }

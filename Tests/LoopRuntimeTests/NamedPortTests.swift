@@ -209,6 +209,26 @@ import Testing
         #expect(try LoopRemotePort.lookup(name: name).sendRequest(id: 3, sendTimeout: .seconds(1), receiveTimeout: .seconds(10)) == [7])
     }
 
+    @Test("an invalidated port fails its senders at once even while a copy of its socket is still open")
+    func invalidationWithTheSocketStillHeld() throws {
+        let name = uniquePortName("held")
+        let port = try LoopMessagePort(name: name) { $0.payload }
+        let sender = try LoopRemotePort.lookup(name: name)
+        let requester = try LoopRemotePort.lookup(name: name)
+        // A child between fork and exec holds a copy of every descriptor, which
+        // keeps the socket, and its name, alive past the port's close.
+        let copy = dup(try #require(port.descriptor))
+        try #require(copy >= 0)
+        defer { close(copy) }
+
+        port.invalidate()
+        #expect(throws: LoopPortError.invalid) { try sender.send(id: 1) }
+        #expect(throws: LoopPortError.invalid) {
+            // Not a receive timeout: the request is refused as it is sent.
+            _ = try requester.sendRequest(id: 2, sendTimeout: .seconds(1), receiveTimeout: .seconds(60))
+        }
+    }
+
     @Test("R11: a handler may invalidate its own port; it is never called again and senders then get .invalid")
     func handlerInvalidatesItsPort() throws {
         let thread = LoopThread(name: "self-invalidate")

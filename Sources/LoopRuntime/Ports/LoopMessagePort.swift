@@ -113,7 +113,11 @@ public final class LoopMessagePort: @unchecked Sendable {
         PortDirectory.shared.unregister(self)
         lock.withLock {
             guard let socket else { return }
-            // Bounded: a sender flooding the port must not hold invalidate() forever.
+            // First, no more datagrams: from here a send fails at once, even
+            // if a child this process is forking holds the socket open a
+            // little past the close below. So the drain finds all there is.
+            socket.shutdownReading()
+            // Bounded all the same: the queue is the kernel's, however long.
             drain: for _ in 0..<1024 {
                 switch takeLocked(from: socket) {
                 case .empty: break drain
@@ -128,6 +132,9 @@ public final class LoopMessagePort: @unchecked Sendable {
             self.socket = nil
         }
     }
+
+    /// The port's socket descriptor; nil once invalidated. For tests.
+    var descriptor: Int32? { lock.withLock { socket?.fd } }
 
     /// Whether a datagram waits in the port's queue. For tests.
     var hasQueuedDatagram: Bool {
