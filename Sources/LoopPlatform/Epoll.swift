@@ -36,7 +36,7 @@ public struct ReadinessEvent {
 public final class Epoll: @unchecked Sendable {
     // Immutable after init; epoll_ctl and epoll_wait are thread-safe in the kernel.
     public let fd: Int32
-    @usableFromInline var buffer: UnsafeMutablePointer<cloop_event>  // loop thread only
+    @usableFromInline let buffer: UnsafeMutablePointer<cloop_event>  // loop thread only
     @usableFromInline let capacity = 64
 
     public init() throws(PlatformError) {

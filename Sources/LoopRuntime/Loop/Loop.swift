@@ -32,20 +32,26 @@ public final class Loop: @unchecked Sendable {
     let inbox = Locked(Inbox())
 
     // MARK: guarded by lock, any thread
+    //
+    // This state and the loop thread's below are read and written on every
+    // pass. Their exclusive access is the lock's or the loop thread's to
+    // keep, so the hot ones opt out of the runtime's exclusivity checks
+    // (`@exclusivity(unchecked)`), which cost more than most of the
+    // accesses they guard.
     let lock = Lock()
-    var modes: [Mode: ModeItems] = [:]
+    @exclusivity(unchecked) var modes: [Mode: ModeItems] = [:]
     /// The common set (R7), in the order modes joined it.
-    var commonModes: [Mode] = [.default]
+    @exclusivity(unchecked) var commonModes: [Mode] = [.default]
     var common = CommonItems()
     /// One flag per run in progress, innermost last: whether `stop()` was
     /// called while that run was the innermost one (R20). A run pushes its
     /// flag as it enters and pops it as it returns, so a stop belongs to the
     /// run it was aimed at, as CF's per-run data does.
-    var runStops: [Bool] = []
+    @exclusivity(unchecked) var runStops: [Bool] = []
     /// The innermost running mode.
     var runningMode: Mode?
     /// The version-1 sources in the epoll set, by token.
-    var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
+    @exclusivity(unchecked) var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
     var clockStorage: LoopClock = .system
 
     // MARK: loop thread only
@@ -56,19 +62,19 @@ public final class Loop: @unchecked Sendable {
     /// nested inside a main-queue block neither counts nor serves the queue).
     var mainQueueDrains = 0
     /// An empty buffer with capacity, swapped with the inbox's to drain it without allocating.
-    var spareBlocks = BlockBuffer()
+    @exclusivity(unchecked) var spareBlocks = BlockBuffer()
     /// Blocks the sleep decision took from the inbox because it found them
     /// queued, for the next `runBlocks` (step 10) to run without taking the
     /// inbox's lock again. Older than every block still in the inbox; empty
     /// outside the stretch from that decision to the next `runBlocks`.
-    var carriedBlocks = BlockBuffer()
+    @exclusivity(unchecked) var carriedBlocks = BlockBuffer()
     /// An empty list with capacity, for the timers one pass fires (R12).
-    var spareDueTimers: [TimerHeap.Entry] = []
+    @exclusivity(unchecked) var spareDueTimers: [TimerHeap.Entry] = []
     /// An empty list with capacity, for the version-1 sources one pass finds ready.
-    var spareReadySources: [(KernelSource, ReadinessEvent)] = []
+    @exclusivity(unchecked) var spareReadySources: [(KernelSource, ReadinessEvent)] = []
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
-    var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
+    @exclusivity(unchecked) var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
 
     // MARK: atomics, any thread
     let waitingFlag = Atomic<Bool>(false)

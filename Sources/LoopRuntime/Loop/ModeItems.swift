@@ -3,18 +3,20 @@ import Synchronization
 /// One mode's sources, timers and observers (R4). Guarded by the owning
 /// loop's lock; the arrays are copied out (cheaply, copy-on-write) before
 /// their handlers are called, so handlers may add and remove items freely.
+/// Read on every pass, so, as the loop's own state, they opt out of the
+/// runtime's exclusivity checks: the lock keeps their access exclusive.
 final class ModeItems {
     let mode: Loop.Mode
     /// Version-0 sources by (order, sequence).
-    private(set) var sources: [LoopSource] = []
+    @exclusivity(unchecked) private(set) var sources: [LoopSource] = []
     /// Version-1 sources by (order, token).
-    private(set) var kernelSources: [KernelSource] = []
+    @exclusivity(unchecked) private(set) var kernelSources: [KernelSource] = []
     /// Timers, by identity.
-    private(set) var timers: [ObjectIdentifier: LoopTimer] = [:]
+    @exclusivity(unchecked) private(set) var timers: [ObjectIdentifier: LoopTimer] = [:]
     /// The same timers, by next fire date.
-    var timerHeap = TimerHeap()
+    @exclusivity(unchecked) var timerHeap = TimerHeap()
     /// Observers by (order, sequence).
-    private(set) var observers: [LoopObserver] = []
+    @exclusivity(unchecked) private(set) var observers: [LoopObserver] = []
     /// The union of the observers' activities, written under the loop's
     /// lock and read without it: a pass skips a notification nobody listens
     /// to without taking the lock.

@@ -62,17 +62,20 @@ public final class ActionContext: @unchecked Sendable {
     /// Why the job is being stopped early, once a timeout or a cancel asked
     /// for it: the error its action should complete with.
     public private(set) var stopReason: ProtocolError?
-    private let finish: (ActionOutcome, JobUsage?) -> Void
+    /// The job, and the lane running it, which `complete` tells (unowned:
+    /// a lane outlives its jobs).
+    private unowned let lane: JobLane
+    private let job: Job
     /// Whether `complete` was called.
     public private(set) var isComplete = false
 
-    init(jobID: String, args: [String], loop: Loop, workerName: String,
-         finish: @escaping (ActionOutcome, JobUsage?) -> Void) {
-        self.jobID = jobID
-        self.args = args
+    init(job: Job, lane: JobLane, loop: Loop, workerName: String) {
+        jobID = job.id
+        args = job.args
+        self.job = job
+        self.lane = lane
         self.loop = loop
         self.workerName = workerName
-        self.finish = finish
     }
 
     /// Ends the job. Later calls are ignored (a late completion after a
@@ -83,7 +86,7 @@ public final class ActionContext: @unchecked Sendable {
         onTimeout = nil
         onCancel = nil
         onShutdown = nil
-        finish(outcome, usage)
+        lane.finished(job, outcome, usage)
     }
 
     /// Asks the action to stop early because of `reason` (a timeout or a

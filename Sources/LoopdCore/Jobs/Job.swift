@@ -83,7 +83,7 @@ final class Job: @unchecked Sendable {
         timeoutMs = request.timeoutMs
         durable = request.durable
         priority = request.priority
-        extras = SubmitExtras(request)
+        extras = SubmitExtras.of(request)
         if case .waiting(let w) = origin { record = w }
         self.acceptedAt = acceptedAt
         self.submittedAtUnixMs = submittedAtUnixMs

@@ -17,12 +17,12 @@ final class JobLane: @unchecked Sendable {
     /// only: it lets a test hold the main loop and still get the reply.
     let writesRepliesAlways = Atomic<Bool>(false)
     /// Ends reported together once the current batch of work is done.
-    private var finishedBatch: [JobEnd] = []
+    @exclusivity(unchecked) private var finishedBatch: [JobEnd] = []
     /// The report's block, made once (not a closure per batch).
     private lazy var reportBlock: @Sendable () -> Void = { [unowned self] in reportFinished() }
-    private var ready = JobReadyQueue()
+    @exclusivity(unchecked) private var ready = JobReadyQueue()
     /// The job running now, and when it started (monotonic nanoseconds).
-    private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
+    @exclusivity(unchecked) private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
     private var pumping = false
     /// loopd is stopping (`shutDownRunning`): no job starts any more.
     private var stopping = false
@@ -30,7 +30,7 @@ final class JobLane: @unchecked Sendable {
     /// When the job that just ended did (Unix milliseconds, monotonic
     /// nanoseconds), while `pump` goes on to the next: that one starts at
     /// the same instant (one reading of each clock, not two).
-    private var handOffAt: (unixMs: Int64, monotonic: UInt64)?
+    @exclusivity(unchecked) private var handOffAt: (unixMs: Int64, monotonic: UInt64)?
 
     private var loop: Loop { worker.loop }
 
@@ -53,6 +53,12 @@ final class JobLane: @unchecked Sendable {
     /// Jobs handed over by the main thread (their block ran in an admitting mode).
     func arrive(_ jobs: [Job]) {
         ready.append(contentsOf: jobs)
+        pump()
+    }
+
+    /// One job handed over alone.
+    func arrive(_ job: Job) {
+        ready.append(job)
         pump()
     }
 
@@ -102,9 +108,7 @@ final class JobLane: @unchecked Sendable {
         handOffAt = nil
         worker.runningJob.current = RunningJob(jobID: job.id, action: job.actionName, ownerUID: job.clientUID,
                                                startedAtUnixMs: now.unixMs)
-        let context = ActionContext(jobID: job.id, args: job.args, loop: loop, workerName: worker.name) {
-            [unowned self] outcome, usage in finished(job, outcome, usage)
-        }
+        let context = ActionContext(job: job, lane: self, loop: loop, workerName: worker.name)
         var timeoutTimer: LoopTimer?
         if let ms = job.timeoutMs ?? job.action.defaultTimeoutMs {
             let t = LoopTimer(after: .milliseconds(ms)) { _ in
@@ -120,7 +124,8 @@ final class JobLane: @unchecked Sendable {
         if let current = running, current.job === job { mailbox.post(.started(job), urgent: false) }
     }
 
-    private func finished(_ job: Job, _ outcome: ActionOutcome, _ usage: JobUsage?) {
+    /// `job`'s action completed (`ActionContext.complete`).
+    func finished(_ job: Job, _ outcome: ActionOutcome, _ usage: JobUsage?) {
         guard let current = running, current.job === job else { return }
         current.timeout?.invalidate()
         running = nil

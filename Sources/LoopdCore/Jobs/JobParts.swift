@@ -78,12 +78,17 @@ final class SubmitExtras: Sendable {
     let retryBackoffMs: Int64
     let uniqueKey: String?
 
-    /// The extras of `s`; nil when it sets none of them.
-    init?(_ s: SubmitRequest) {
+    /// The extras of `s`; nil when it sets none of them. (A factory, not a
+    /// failable init: a class's init allocates before it can fail.)
+    static func of(_ s: SubmitRequest) -> SubmitExtras? {
         if s.placement == .any && s.mode == nil && s.expiresInMs == nil && s.retries == 0
             && s.retryBackoffMs == RequestLimits.defaultRetryBackoffMs && s.uniqueKey == nil {
             return nil
         }
+        return SubmitExtras(s)
+    }
+
+    private init(_ s: SubmitRequest) {
         placement = s.placement
         mode = s.mode
         modes = Job.loopModes(s.mode)

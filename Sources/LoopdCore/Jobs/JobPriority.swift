@@ -98,12 +98,30 @@ struct JobReadyQueue {
                 fifo.append(contentsOf: jobs)
                 return
             }
-            // Priorities differ from now on: the FIFO's jobs go first into
-            // the heap, in their order, then the new ones.
-            heap.reserveCapacity(fifo.count + jobs.count)
-            while let job = fifo.takeFirst(where: { _ in true }) { push(job) }
+            moveFIFOToHeap(reserving: jobs.count)
         }
         for job in jobs { push(job) }
+    }
+
+    /// `append(contentsOf: [job])` without the array.
+    mutating func append(_ job: Job) {
+        if heap.isEmpty {
+            let priority = fifo.isEmpty ? job.runPriority : fifoPriority
+            if job.runPriority == priority {
+                fifoPriority = priority
+                fifo.append(job)
+                return
+            }
+            moveFIFOToHeap(reserving: 1)
+        }
+        push(job)
+    }
+
+    /// Priorities differ from now on: the FIFO's jobs go first into the
+    /// heap, in their order, then the new ones.
+    private mutating func moveFIFOToHeap(reserving newJobs: Int) {
+        heap.reserveCapacity(fifo.count + newJobs)
+        while let job = fifo.takeFirst(where: { _ in true }) { push(job) }
     }
 
     /// Removes and returns the first job by priority that `admits`; nil if none does.

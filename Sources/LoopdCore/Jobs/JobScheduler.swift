@@ -35,7 +35,7 @@ final class JobScheduler: @unchecked Sendable {
     private(set) var config: DaemonConfig
     /// The actions by name; a reload that replaces them makes every
     /// queue's `JobKind`s anew.
-    private(set) var actions: [String: any JobAction] {
+    @exclusivity(unchecked) private(set) var actions: [String: any JobAction] {
         didSet { for q in queues { q.forgetKinds() } }
     }
     /// The local journal of durable jobs and its group commit; nil without a state directory.
@@ -47,16 +47,16 @@ final class JobScheduler: @unchecked Sendable {
     let scheduleSubmitter: JobSubmitter
     /// Every worker's queue, in configuration order.
     private(set) var queues: [WorkerQueue] = []
-    private var queuesByName: [String: WorkerQueue] = [:]
+    @exclusivity(unchecked) private var queuesByName: [String: WorkerQueue] = [:]
     /// The slots of the jobs' kinds in the `jobs` index.
     private let kindSlots = KindSlots()
     /// The queues `any` and `key` place on, in configuration order.
-    private var automatic: [WorkerQueue] = []
-    private(set) var table: JobTable
+    @exclusivity(unchecked) private var automatic: [WorkerQueue] = []
+    @exclusivity(unchecked) private(set) var table: JobTable
     /// What each uid holds now, for `[quotas]` (`JobScheduler+Quotas`).
     let ledger: UserLedger
     let waiters: JobWaiters
-    private(set) var stats = Stats()
+    @exclusivity(unchecked) private(set) var stats = Stats()
     /// The Prometheus metrics of jobs, workers and the journal.
     let metrics: DaemonMetrics
     /// Set in `init` before anything can post to it (implicitly unwrapped
@@ -64,12 +64,12 @@ final class JobScheduler: @unchecked Sendable {
     private(set) var mailbox: LaneMailbox!
     /// An empty list with capacity that `recordReports` trades the mailbox's full one for.
     private var spareReports: [LaneReport] = []
-    private(set) var jobIDs: JobIDGenerator
+    @exclusivity(unchecked) private(set) var jobIDs: JobIDGenerator
     /// Delays, expiries and backoffs (implicitly unwrapped only because
     /// it hands due jobs back to this scheduler; set in `init`).
     private(set) var timing: JobTiming!
     /// The priority each keyed job runs at (`JobPriority`).
-    private(set) var keyOrder = KeyOrder()
+    @exclusivity(unchecked) private(set) var keyOrder = KeyOrder()
     /// Jobs accepted and not yet ended, over all workers.
     private(set) var outstandingJobs = 0
     /// Returns free memory to the kernel once the daemon is idle after a

@@ -36,7 +36,7 @@ final class JobWaiters {
         self.ledger = ledger
     }
 
-    private var byJob: [String: [Waiter]] = [:] {
+    @exclusivity(unchecked) private var byJob: [String: [Waiter]] = [:] {
         // Not `oldValue`: naming it would copy the table at every change.
         didSet {
             guard byJob.isEmpty == occupied else { return }
@@ -47,7 +47,7 @@ final class JobWaiters {
     /// Whether `byJob` held a waiter when `onOccupied` was last told.
     private var occupied = false
     /// The jobs each sink waits for, to drop its waiters when it closes.
-    private var jobsBySink: [ObjectIdentifier: Set<String>] = [:]
+    @exclusivity(unchecked) private var jobsBySink: [ObjectIdentifier: Set<String>] = [:]
     private var nextSerial: UInt64 = 0
 
     var isEmpty: Bool { byJob.isEmpty }

@@ -17,6 +17,10 @@ struct ReadyQueue<Element> {
         items.append(contentsOf: more)
     }
 
+    mutating func append(_ element: Element) {
+        items.append(element)
+    }
+
     /// Removes and returns the oldest element that `admits`; nil if none does.
     mutating func takeFirst(where admits: (Element) -> Bool) -> Element? {
         guard let index = items[head...].firstIndex(where: admits) else { return nil }

@@ -19,7 +19,7 @@ final class UserLedger {
         var isNonNegative: Bool { jobs >= 0 && argBytes >= 0 && waits >= 0 && connections >= 0 }
     }
 
-    private var byUID: [UInt32: Usage] = [:]
+    @exclusivity(unchecked) private var byUID: [UInt32: Usage] = [:]
 
     /// What `uid` holds now.
     func usage(of uid: UInt32) -> Usage { byUID[uid] ?? Usage() }

@@ -19,15 +19,15 @@ final class WorkerQueue: @unchecked Sendable {
     private var waitingInEveryMode = 0
     /// Those of the default mode, most jobs, counted without hashing a mode.
     private var waitingInDefaultMode = 0
-    private var waitingByMode: [Loop.Mode: Int] = [:]
+    @exclusivity(unchecked) private var waitingByMode: [Loop.Mode: Int] = [:]
     /// The worker's own metrics.
     let metrics: WorkerMetrics
     /// Its jobs' kinds by action name (made on first use), and their
     /// metrics, which outlive a reload.
-    private var kinds: [String: JobKind] = [:]
+    @exclusivity(unchecked) private var kinds: [String: JobKind] = [:]
     private var jobMetrics: [String: JobMetrics] = [:]
     /// The last kind, asked again first (jobs come in runs of one action).
-    private var lastKind: JobKind?
+    @exclusivity(unchecked) private var lastKind: JobKind?
     /// Gives each kind its slot in the `jobs` index.
     private let kindSlots: KindSlots
     /// Jobs for this worker waiting for the next journal commit. While a
@@ -37,8 +37,8 @@ final class WorkerQueue: @unchecked Sendable {
     /// Jobs handed over this pass, sent together (one block, one wake-up)
     /// once the pass's requests are read; all share `batchModes` (nil: the
     /// common modes, for jobs that run in any mode).
-    private var batch: [Job] = []
-    private var batchModes: [Loop.Mode]? = nil
+    @exclusivity(unchecked) private var batch: [Job] = []
+    @exclusivity(unchecked) private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
     /// The block that sends the batch, made once (not a closure per pass);
     /// weak, as a queue outside a daemon (a test's) may go with it queued.
@@ -127,7 +127,16 @@ final class WorkerQueue: @unchecked Sendable {
     /// Sends the pending batch to the worker's loop.
     private func sendBatch() {
         guard !batch.isEmpty else { return }
-        let jobs = batch, lane = self.lane
+        let lane = self.lane
+        if batch.count == 1 {
+            // Most batches (a sequential client's): the job alone travels,
+            // and the batch keeps its buffer.
+            let job = batch[0]
+            batch.removeAll(keepingCapacity: true)
+            worker.thread.perform(modes: batchModes) { lane.arrive(job) }
+            return
+        }
+        let jobs = batch
         batch = []
         worker.thread.perform(modes: batchModes) { lane.arrive(jobs) }
     }

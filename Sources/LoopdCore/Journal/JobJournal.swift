@@ -49,7 +49,7 @@ public final class JobJournal {
     /// the directory fsync before acknowledging anything written to the new file.
     var directorySyncPending = false
     /// Committed live state (see `JournalState`).
-    var state = JournalState()
+    @exclusivity(unchecked) var state = JournalState()
     var counters = JournalStats()
     /// Told how long each commit's `fdatasync` took, in nanoseconds (the
     /// daemon's metrics). Loop thread only, like every call here.

@@ -38,7 +38,12 @@ public struct DaemonLogger: Sendable {
     /// of its own: records then skip swift-log's metadata dictionary (one
     /// is written per job, so this is on the hot path). Kept in step with
     /// `logger` by its `didSet`.
-    private(set) var direct: (any DirectLogHandler)?
+    private(set) var direct: (any DirectLogHandler)? {
+        didSet { flushHeldBlock = DaemonLogger.flushBlock(of: direct) }
+    }
+    /// The block that writes what `direct` held, queued once per batch that
+    /// holds a record: made once per handler, not once per batch.
+    private(set) var flushHeldBlock: (@Sendable () -> Void)?
     /// The loop whose batches job-end records may be held for (see
     /// `holdJobEnds(until:)`); nil: every record is written at once.
     private(set) var holdLoop: Loop?
@@ -46,6 +51,12 @@ public struct DaemonLogger: Sendable {
     public init(_ logger: Logger) {
         self.logger = logger
         direct = DaemonLogger.directHandler(of: logger)
+        flushHeldBlock = DaemonLogger.flushBlock(of: direct)
+    }
+
+    private static func flushBlock(of direct: (any DirectLogHandler)?) -> (@Sendable () -> Void)? {
+        guard let direct else { return nil }
+        return { direct.flushHeld() }
     }
 
     private static func directHandler(of logger: Logger) -> (any DirectLogHandler)? {

@@ -70,10 +70,10 @@ extension DaemonLogger {
                 direct.writeJobEnd(record, file: file, function: function, line: line)
                 return
             }
-            if direct.holdJobEnd(record, file: file, function: function, line: line) {
+            if direct.holdJobEnd(record, file: file, function: function, line: line), let flush = flushHeldBlock {
                 // The first line held: written once this batch's blocks
                 // have run, and before the replies they queue are flushed.
-                loop.perform(inModes: [.common]) { direct.flushHeld() }
+                loop.perform(inModes: nil, flush)
             }
             return
         }

@@ -25,7 +25,7 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     let peer: UnixSocket.Peer
     private(set) var state = State.open
     private var source: LoopFileDescriptorSource?
-    private var framer: LineFramer
+    @exclusivity(unchecked) private var framer: LineFramer
     /// The descriptor's write side and the replies not yet written or
     /// still owed, shared with the workers that answer waited jobs.
     let sink: ReplySink

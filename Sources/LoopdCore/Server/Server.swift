@@ -27,10 +27,10 @@ final class Server: @unchecked Sendable {
     /// The shutdown grace has passed and the running jobs' trees are being stopped.
     var stoppingTrees = false
     /// Scratch space for socket reads, shared by all connections (one thread).
-    var readBuffer = [UInt8](repeating: 0, count: 65_536)
-    private var flushQueue: [Connection] = []
+    @exclusivity(unchecked) var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    @exclusivity(unchecked) private var flushQueue: [Connection] = []
     /// An empty list with capacity that the flush trades `flushQueue` for.
-    private var flushing: [Connection] = []
+    @exclusivity(unchecked) private var flushing: [Connection] = []
     private var flushScheduled = false
     /// The flush's block, made once: a closure made per pass would be an allocation per pass.
     private lazy var flushBlock: @Sendable () -> Void = { [unowned self] in flushQueued() }
