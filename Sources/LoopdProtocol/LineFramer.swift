@@ -52,6 +52,13 @@ public struct LineFramer: Sendable {
         case lineTooLong
     }
 
+    /// The index of the first newline at or after `start`, if any: a scan
+    /// of the raw bytes, without a bounds check per byte.
+    private func nextNewline(from start: Int) -> Int? {
+        guard start < buffer.count else { return nil }
+        return buffer.withUnsafeBufferPointer { $0[start...].firstIndex(of: 0x0A) }
+    }
+
     /// Hands over up to `maxLines` complete lines of what was fed, in
     /// order; the rest stays buffered for the next call. Lets a reader
     /// take a bounded share of a pass per connection.
@@ -59,23 +66,21 @@ public struct LineFramer: Sendable {
         var handed = 0
         var lineStart = consumed
         var k = max(scanFrom, consumed)
-        while k < buffer.count {
-            if buffer[k] == 0x0A {
-                if handed == maxLines {
-                    // A complete line waits: the next drain scans it again
-                    // from its start (one line, not the buffer).
-                    consumed = lineStart
-                    scanFrom = lineStart
-                    return .more
-                }
-                var end = k
-                if end > lineStart, buffer[end - 1] == 0x0D { end -= 1 }
-                if end - lineStart > maxLineBytes { return .lineTooLong }
-                onLine(buffer[lineStart..<end])
-                handed += 1
-                lineStart = k + 1
+        while let newline = nextNewline(from: k) {
+            if handed == maxLines {
+                // A complete line waits: the next drain scans it again
+                // from its start (one line, not the buffer).
+                consumed = lineStart
+                scanFrom = lineStart
+                return .more
             }
-            k += 1
+            var end = newline
+            if end > lineStart, buffer[end - 1] == 0x0D { end -= 1 }
+            if end - lineStart > maxLineBytes { return .lineTooLong }
+            onLine(buffer[lineStart..<end])
+            handed += 1
+            lineStart = newline + 1
+            k = newline + 1
         }
         if lineStart > 0 { buffer.removeFirst(lineStart) }
         consumed = 0

@@ -62,9 +62,17 @@ struct JobIDCodec: Sendable {
 
     private func encode(_ sequence: UInt64, _ mark: Mark) -> String {
         precondition(sequence <= Self.maxSequence, "sequence \(sequence) is beyond the \(Self.sequenceBits) bits an id holds")
-        let word = encipher(mark.rawValue << Self.sequenceBits | sequence)
-        let text = String(word, radix: 36)
-        return String(repeating: "0", count: Self.digits - text.utf8.count) + text
+        var word = encipher(mark.rawValue << Self.sequenceBits | sequence)
+        // The digits, last first, zero-padded to the fixed width: one small
+        // string made in place (`String(_:radix:)` costs five times as much).
+        return String(unsafeUninitializedCapacity: Self.digits) { digits in
+            for i in (0..<Self.digits).reversed() {
+                let digit = UInt8(truncatingIfNeeded: word % 36)
+                word /= 36
+                digits[i] = digit < 10 ? UInt8(ascii: "0") &+ digit : UInt8(ascii: "a") &+ (digit &- 10)
+            }
+            return Self.digits
+        }
     }
 
     private func decode(_ text: String, _ mark: Mark) -> UInt64? {
