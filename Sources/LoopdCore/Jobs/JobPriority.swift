@@ -90,20 +90,12 @@ struct JobReadyQueue {
     var isOrderedByPriority: Bool { !heap.isEmpty }
 
     mutating func append(contentsOf jobs: [Job]) {
-        guard let first = jobs.first else { return }
-        if heap.isEmpty {
-            let priority = fifo.isEmpty ? first.runPriority : fifoPriority
-            if jobs.allSatisfy({ $0.runPriority == priority }) {
-                fifoPriority = priority
-                fifo.append(contentsOf: jobs)
-                return
-            }
-            moveFIFOToHeap(reserving: jobs.count)
-        }
-        for job in jobs { push(job) }
+        for job in jobs { append(job) }
     }
 
-    /// `append(contentsOf: [job])` without the array.
+    /// Jobs of one priority keep to the FIFO; the first of another moves
+    /// the FIFO's jobs, in their order, into the heap, where it and every
+    /// later job go.
     mutating func append(_ job: Job) {
         if heap.isEmpty {
             let priority = fifo.isEmpty ? job.runPriority : fifoPriority
@@ -112,15 +104,15 @@ struct JobReadyQueue {
                 fifo.append(job)
                 return
             }
-            moveFIFOToHeap(reserving: 1)
+            moveFIFOToHeap()
         }
         push(job)
     }
 
     /// Priorities differ from now on: the FIFO's jobs go first into the
     /// heap, in their order, then the new ones.
-    private mutating func moveFIFOToHeap(reserving newJobs: Int) {
-        heap.reserveCapacity(fifo.count + newJobs)
+    private mutating func moveFIFOToHeap() {
+        heap.reserveCapacity(fifo.count + 1)
         while let job = fifo.takeFirst(where: { _ in true }) { push(job) }
     }
 
