@@ -57,8 +57,8 @@ struct ConcurrencyTests {
         let client = try await LoopdClient.connect(socketPath: d.socketPath,
                                                    configuration: .init(maxInFlight: 2))
         let observer = try await LoopdClient.connect(socketPath: d.socketPath)
-        let a = Task { try await client.submit("sleep", ["20000"], options: .init(placement: .worker("w1"))) }
-        let b = Task { try await client.submit("sleep", ["20000"], options: .init(placement: .worker("w2"))) }
+        let a = Task { try await client.submit("sleep", ["600000"], options: .init(placement: .worker("w1"))) }
+        let b = Task { try await client.submit("sleep", ["600000"], options: .init(placement: .worker("w2"))) }
         #expect(await eventually { try await observer.stats().running == 2 })
         let c = Task { try await client.submit("noop") }
         try await Task.sleep(for: .milliseconds(200))
@@ -79,7 +79,7 @@ struct ConcurrencyTests {
         defer { d.stop() }
         let client = try await LoopdClient.connect(socketPath: d.socketPath, configuration: .init(maxInFlight: 1))
         let observer = try await LoopdClient.connect(socketPath: d.socketPath)
-        let slow = Task { try await client.submit("sleep", ["20000"], options: .init(placement: .worker("w1"))) }
+        let slow = Task { try await client.submit("sleep", ["600000"], options: .init(placement: .worker("w1"))) }
         #expect(await eventually { try await observer.stats().running == 1 })
         // Another caller waits behind it (at most 1 in flight) and is cancelled before it is sent.
         let queued = Task { try await client.submit("echo", ["never sent"]) }

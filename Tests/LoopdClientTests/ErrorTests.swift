@@ -116,7 +116,7 @@ struct ErrorTests {
         // Stopping waits (up to the grace period) for the running job.
         let d = TestDaemon { $0.server.shutdownGraceMs = 30_000 }
         let client = try await LoopdClient.connect(socketPath: d.socketPath)
-        let sleeper = try await client.submit("sleep", ["30000"], options: .init(wait: false))
+        let sleeper = try await client.submit("sleep", ["600000"], options: .init(wait: false))
         #expect(await eventually { try await client.status(job: sleeper.job).state == .running })
         let stopping = Thread { d.stop() }
         stopping.start()

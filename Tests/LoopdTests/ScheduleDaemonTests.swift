@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test("R13: loopd stopped (SIGSTOP) over several slots makes one run for all of them on SIGCONT (catch_up = one)")
-    func aStoppedLoopdCatchesUpOnce() throws {
+    func aStoppedLoopdCatchesUpOnce() async throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let d = Self.daemon(dir, every: "2s")
@@ -61,7 +61,7 @@ import Testing
         let pid = try #require(d.pid)
         let fired = Self.count("fired", c), skipped = Self.count("skipped", c)
         kill(pid, SIGSTOP)
-        Thread.sleep(forTimeInterval: 7)  // three or four slots pass while loopd cannot look
+        try await Task.sleep(for: .seconds(7))  // three or four slots pass while loopd cannot look
         kill(pid, SIGCONT)
         #expect(waitUntil { Self.count("fired", c) > fired }, "no run after SIGCONT")
         let missed = Self.count("skipped", c) - skipped
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test("the last slot survives a restart: after a downtime of several slots, the first look catches up once")
-    func theLastSlotIsDurable() throws {
+    func theLastSlotIsDurable() async throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let d = Self.daemon(dir, every: "2s")
@@ -79,7 +79,7 @@ import Testing
         #expect(waitUntil { Self.count("fired", c) >= 1 }, "the schedule never ran")
         let before = try #require(Self.schedule(c)?["last_slot"]?.stringValue)
         d.terminate()
-        Thread.sleep(forTimeInterval: 5)  // two slots or more pass with no loopd
+        try await Task.sleep(for: .seconds(5))  // two slots or more pass with no loopd
         try d.start()
         defer { d.terminate() }
         let again = try TestClient(path: d.socketPath)
