@@ -81,7 +81,10 @@ import Testing
             loop.add(keepAlive(), forMode: .default)
             loop.backend.wake()  // what a late writer leaves behind: a write of the wake-up eventfd
         }
-        #expect(waitUntilSleeping(loop))
+        // The first wait returns at once for that write (one wake-up); the
+        // loop must then sleep again and stay asleep. (Waiting only for
+        // `isWaiting` could catch the first wait before it returned.)
+        #expect(eventually { loop.wakeUpCount >= 1 && loop.isWaiting })
         #expect(loopStaysAsleep(loop))
         loop.stop()
         #expect(worker.join() == .stopped)
