@@ -134,36 +134,25 @@ extension RequestDecoder {
 
     private static func submit(_ m: Members) -> Operation? {
         guard let action = m.action else { return nil }
-        var s = SubmitRequest(action: action)
-        if let args = m.args {
-            guard args.count <= RequestLimits.maxArgs else { return nil }
-            s.args = args
-        }
+        if let args = m.args, args.count > RequestLimits.maxArgs { return nil }
+        let placement: Placement
         switch (m.worker, m.key) {
         case (.some, .some): return nil
-        case (let w?, nil): s.placement = w == "any" ? .any : .worker(w)
-        case (nil, let k?): s.placement = .key(k)
-        case (nil, nil): s.placement = .any
+        case (let w?, nil): placement = w == "any" ? .any : .worker(w)
+        case (nil, let k?): placement = .key(k)
+        case (nil, nil): placement = .any
         }
-        s.wait = m.wait ?? true
-        s.durable = m.durable ?? false
-        if let delay = m.delayMs {
-            guard (0...RequestLimits.maxDelayMs).contains(delay) else { return nil }
-            s.delayMs = delay
-        }
-        if let timeout = m.timeoutMs {
-            guard (1...RequestLimits.maxTimeoutMs).contains(timeout) else { return nil }
-            s.timeoutMs = timeout
-        }
-        s.mode = m.mode
+        if let delay = m.delayMs, !(0...RequestLimits.maxDelayMs).contains(delay) { return nil }
+        if let timeout = m.timeoutMs, !(1...RequestLimits.maxTimeoutMs).contains(timeout) { return nil }
+        var priority = SubmitRequest.defaultPriority
         if let p = m.priority {
             guard let v = UInt32(exactly: p) else { return nil }
-            s.priority = v
+            priority = v
         }
-        if let e = m.expiresInMs {
-            guard (1...RequestLimits.maxExpiresInMs).contains(e) else { return nil }
-            s.expiresInMs = e
-        }
-        return .submit(s)
+        if let e = m.expiresInMs, !(1...RequestLimits.maxExpiresInMs).contains(e) { return nil }
+        // Made in one step, not field by field: the request is a large value.
+        return .submit(SubmitRequest(action: action, args: m.args ?? [], placement: placement, wait: m.wait ?? true,
+                                     delayMs: m.delayMs ?? 0, timeoutMs: m.timeoutMs, mode: m.mode,
+                                     durable: m.durable ?? false, priority: priority, expiresInMs: m.expiresInMs))
     }
 }

@@ -197,7 +197,8 @@ final class FleetJobs: @unchecked Sendable {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
-        let limited = try scheduler.withSchedulingLimits(s)
+        var limited = s
+        try scheduler.applySchedulingLimits(to: &limited)
         try scheduler.checkRetryLimits(limited)
         guard let ownerName = userName(r) else {
             throw ProtocolError(.forbidden, "uid \(owner.uid) has no user name on node \(node.name): "

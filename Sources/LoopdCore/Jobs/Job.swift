@@ -72,7 +72,7 @@ final class Job: @unchecked Sendable {
     /// When it ended on its worker, Unix milliseconds; 0 until then.
     nonisolated(unsafe) var endedAtUnixMs: Int64 = 0
 
-    init(id: String, sequence: UInt64, request: SubmitRequest, kind: JobKind, origin: JobOrigin,
+    init(id: String, sequence: UInt64, request: borrowing SubmitRequest, kind: JobKind, origin: JobOrigin,
          acceptedAt: UInt64, submittedAtUnixMs: Int64) {
         self.id = id
         self.sequence = sequence

@@ -15,16 +15,15 @@ import LoopdProtocol
 // is armed at the earliest (`JobTiming`).
 
 extension JobScheduler {
-    /// The submit as it will run: the configured default expiry applied,
-    /// and an expiry beyond `limits.max_expires_in_ms` refused.
-    func withSchedulingLimits(_ s: SubmitRequest) throws(ProtocolError) -> SubmitRequest {
-        var s = s
+    /// Makes `s` the submit as it will run: the configured default expiry
+    /// applied, and an expiry beyond `limits.max_expires_in_ms` refused.
+    /// In place: a submit is a large value, and most need no change.
+    func applySchedulingLimits(to s: inout SubmitRequest) throws(ProtocolError) {
         if s.expiresInMs == nil, config.limits.defaultExpiresInMs > 0 { s.expiresInMs = config.limits.defaultExpiresInMs }
         if let ms = s.expiresInMs, ms > config.limits.maxExpiresInMs {
             throw ProtocolError(.badRequest,
                                 "\"expires_in_ms\" must be at most \(config.limits.maxExpiresInMs) (limits.max_expires_in_ms), not \(ms)")
         }
-        return s
     }
 
     /// Ends `job` `expired` if it has not started (nor ended): a waiting

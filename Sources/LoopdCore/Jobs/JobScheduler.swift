@@ -176,9 +176,10 @@ final class JobScheduler: @unchecked Sendable {
 
     /// A `submit`: accepts the job and acknowledges it now (`wait: false`),
     /// after its commit (durable), or when it ends (`wait`).
-    func submit(_ s: SubmitRequest, id: RequestID?, from r: Requester) {
+    func submit(_ s: consuming SubmitRequest, id: RequestID?, from r: Requester) {
         if answerDuplicate(s, id: id, from: r) { return }
-        let reply = s.wait ? ReplyAddress(sink: r.sink, requestID: id) : nil
+        let waits = s.wait
+        let reply = waits ? ReplyAddress(sink: r.sink, requestID: id) : nil
         let job: Job
         do {
             job = try accept(s, submitter: r.submitter, jobID: nil, submittedAt: unixMilliseconds(), reply: reply)
@@ -187,7 +188,7 @@ final class JobScheduler: @unchecked Sendable {
             return
         }
         reply?.sink.owe()
-        dispatch(job, ack: s.wait ? nil : ReplyAddress(sink: r.sink, requestID: id))
+        dispatch(job, ack: waits ? nil : ReplyAddress(sink: r.sink, requestID: id))
     }
 
     /// Sends an accepted job on its way: a durable one waits for the next
@@ -211,7 +212,7 @@ final class JobScheduler: @unchecked Sendable {
 
     /// Checks and records a job; a durable one is appended to the journal.
     @discardableResult
-    func accept(_ s: SubmitRequest, submitter: JobSubmitter, jobID: String?, submittedAt: Int64,
+    func accept(_ s: consuming SubmitRequest, submitter: JobSubmitter, jobID: String?, submittedAt: Int64,
                 reply: ReplyAddress? = nil, retryOf: String? = nil) throws(ProtocolError) -> Job {
         let owner = submitter.owner
         guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
@@ -221,7 +222,7 @@ final class JobScheduler: @unchecked Sendable {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
-        let s = jobID == nil ? try withSchedulingLimits(s) : s  // a replay keeps what was journaled
+        if jobID == nil { try applySchedulingLimits(to: &s) }  // a replay keeps what was journaled
         if jobID == nil { try checkRetryLimits(s) }
         let modes = Job.loopModes(s.mode)
         let queue = try place(s.placement, modes: modes)

@@ -60,7 +60,10 @@ final class ScheduleBook: @unchecked Sendable {
     var now: () -> Int64 = { unixMilliseconds() }
     /// The zones cron schedules are read in.
     var zones: (utc: ZoneOffsets, local: ZoneOffsets) = (.utc, .local)
-    weak var runner: (any ScheduleRunner)?
+    /// Held strongly: the runner never holds the book, so there is no
+    /// cycle, and a weak reference would give the scheduler a side table,
+    /// which puts each of its retains (several a job) on the slow path.
+    var runner: (any ScheduleRunner)?
     private var timer: LoopTimer?
     private var loop: Loop?
     /// The daemon is stopping: no slot is looked at again (it would be
