@@ -1,18 +1,35 @@
-/// Appending text to byte buffers with one copy each: what the reply writer
-/// and loopd's log lines are built from.
-extension [UInt8] {
+/// Where the reply writer and loopd's log lines put their text: a growing
+/// `[UInt8]`, or a `ByteCursor` over a fixed buffer.
+public protocol ByteOutput {
+    mutating func append(_ byte: UInt8)
+    /// Appends the bytes `bytes` points at.
+    mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>)
     /// Appends an ASCII literal.
+    mutating func appendLiteral(_ literal: StaticString)
+    /// Appends the UTF-8 of `s`.
+    mutating func appendUTF8(_ s: String)
+    /// Appends the decimal digits of `n` (what `String(n)` spells).
+    mutating func appendDecimal(_ n: UInt64)
+}
+
+/// Appending text to byte buffers with one copy each.
+extension [UInt8]: ByteOutput {
+    @inlinable
+    public mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+        append(contentsOf: bytes)
+    }
+
+    @inlinable
     public mutating func appendLiteral(_ literal: StaticString) {
         append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Appends the UTF-8 of `s`.
+    @inlinable
     public mutating func appendUTF8(_ s: String) {
         let copied: Void? = s.utf8.withContiguousStorageIfAvailable { append(contentsOf: $0) }
         if copied == nil { append(contentsOf: s.utf8) }
     }
 
-    /// Appends the decimal digits of `n` (what `String(n)` spells).
     public mutating func appendDecimal(_ n: UInt64) {
         if n < 10 {
             append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: n))
@@ -30,6 +47,96 @@ extension [UInt8] {
                 n /= 10
             } while n > 0
             append(contentsOf: UnsafeBufferPointer(rebasing: buffer[k...]))
+        }
+    }
+}
+
+/// Writes into a fixed buffer through its pointer. Each piece costs a
+/// bounds check and a copy, where an array's append costs a uniqueness
+/// check, a capacity check and a generic copy: for the short pieces of a
+/// reply or a log line, a third of the instructions. A piece that does not
+/// fit sets `overflowed` and nothing more is written; the caller then
+/// writes the text into an array instead (`[UInt8].appendFormatted`).
+public struct ByteCursor: ByteOutput {
+    @usableFromInline let base: UnsafeMutablePointer<UInt8>
+    @usableFromInline let capacity: Int
+    @usableFromInline var used = 0
+    @usableFromInline var didOverflow = false
+
+    /// How many bytes were written.
+    @inlinable public var count: Int { used }
+    /// Whether a piece did not fit (and nothing was written from it on).
+    @inlinable public var overflowed: Bool { didOverflow }
+
+    @inlinable
+    public init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+    }
+
+    /// What was written.
+    @inlinable
+    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: used) }
+
+    @inlinable
+    public mutating func append(_ byte: UInt8) {
+        guard !didOverflow, used < capacity else { return didOverflow = true }
+        base[used] = byte
+        used += 1
+    }
+
+    @inlinable @inline(__always)
+    public mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let start = bytes.baseAddress else { return }
+        guard !didOverflow, bytes.count <= capacity - used else { return didOverflow = true }
+        (base + used).update(from: start, count: bytes.count)
+        used += bytes.count
+    }
+
+    @inlinable @inline(__always)
+    public mutating func appendLiteral(_ literal: StaticString) {
+        appendBytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inlinable
+    public mutating func appendUTF8(_ s: String) {
+        let copied: Void? = s.utf8.withContiguousStorageIfAvailable { appendBytes($0) }
+        if copied == nil { for byte in s.utf8 { append(byte) } }
+    }
+
+    /// Writes the digits in place, last first, once their count is known.
+    @inlinable
+    public mutating func appendDecimal(_ n: UInt64) {
+        var digits = 1
+        var rest = n
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        guard !didOverflow, digits <= capacity - used else { return didOverflow = true }
+        var n = n
+        var k = used + digits
+        repeat {
+            k -= 1
+            base[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: n % 10)
+            n /= 10
+        } while n > 0
+        used += digits
+    }
+}
+
+extension [UInt8] {
+    /// Appends a text written first into a buffer of `stackBytes` on the
+    /// stack, then copied in at once: one append instead of one a piece. A
+    /// longer text is written again, straight into the array. Both closures
+    /// write the same text, one into each kind of output.
+    @inlinable
+    public mutating func appendFormatted(stackBytes: Int, _ onStack: (inout ByteCursor) -> Void,
+                                         else inArray: (inout [UInt8]) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackBytes) { stack in
+            var cursor = ByteCursor(stack)
+            onStack(&cursor)
+            if cursor.overflowed { inArray(&self) } else { append(contentsOf: cursor.written) }
         }
     }
 }

@@ -14,13 +14,14 @@ extension JSON {
 
     /// Appends the value's compact JSON text, as UTF-8, to `out`. Replies
     /// are written this way straight into a connection's output buffer.
-    public func write(into out: inout [UInt8]) {
+    @inlinable
+    public func write(into out: inout some ByteOutput) {
         switch self {
         case .null: JSON.append("null", to: &out)
         case .bool(let b): JSON.append(b ? "true" : "false", to: &out)
         case .integer(let n): JSON.writeInteger(n, into: &out)
         case .double(let d):
-            if d.isFinite { out.append(contentsOf: "\(d)".utf8) } else { JSON.append("null", to: &out) }
+            if d.isFinite { out.appendUTF8("\(d)") } else { JSON.append("null", to: &out) }
         case .string(let s): JSON.writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -42,12 +43,14 @@ extension JSON {
     }
 
     /// Appends an ASCII literal.
-    static func append(_ literal: StaticString, to out: inout [UInt8]) {
+    @usableFromInline @inline(__always)
+    static func append(_ literal: StaticString, to out: inout some ByteOutput) {
         out.appendLiteral(literal)
     }
 
     /// Appends the decimal digits of `n` (what `String(n)` spells).
-    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+    @inlinable
+    static func writeInteger(_ n: Int64, into out: inout some ByteOutput) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         out.appendDecimal(n.magnitude)
     }
@@ -55,18 +58,20 @@ extension JSON {
     /// Appends `s` as a JSON string. Most strings need no escaping and are
     /// copied whole; U+2028 and U+2029 (escaped for JavaScript readers)
     /// start with byte 0xE2, so such strings take the careful path.
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    @inlinable
+    static func writeString(_ s: String, into out: inout some ByteOutput) {
         out.append(UInt8(ascii: "\""))
         let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xE2 { return false }
-            out.append(contentsOf: utf8)
+            out.appendBytes(utf8)
             return true
         }
         if copied != true { writeEscaped(s, into: &out) }
         out.append(UInt8(ascii: "\""))
     }
 
-    private static func writeEscaped(_ s: String, into out: inout [UInt8]) {
+    @usableFromInline
+    static func writeEscaped(_ s: String, into out: inout some ByteOutput) {
         for u in s.unicodeScalars {
             switch u {
             case "\"": append("\\\"", to: &out)

@@ -17,14 +17,16 @@ public enum Response {
 
 extension Response {
     /// Appends `ok(id:_:)`'s line, newline included, to `out`.
-    public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+    @inlinable
+    public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout some ByteOutput) {
         beginOK(id: id, into: &out)
         for (name, value) in fields { field(name, value, into: &out) }
         end(into: &out)
     }
 
     /// Appends `error(id:_:_:)`'s line, newline included, to `out`.
-    public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = [], into out: inout [UInt8]) {
+    @inlinable
+    public static func error(id: RequestID?, _ error: ProtocolError, _ fields: [(String, JSON)] = [], into out: inout some ByteOutput) {
         begin(id: id, ok: false, into: &out)
         JSON.append(#","error":{"code":"#, to: &out)
         JSON.writeString(error.code.rawValue, into: &out)
@@ -42,12 +44,14 @@ extension Response {
     // `ok(id:_:into:)` appends for the same fields in the same order.
 
     /// `{"id":…,"ok":true`
-    public static func beginOK(id: RequestID?, into out: inout [UInt8]) {
+    @inlinable
+    public static func beginOK(id: RequestID?, into out: inout some ByteOutput) {
         begin(id: id, ok: true, into: &out)
     }
 
     /// `,"name":"value"`
-    public static func field(_ name: String, _ value: String, into out: inout [UInt8]) {
+    @inlinable
+    public static func field(_ name: String, _ value: String, into out: inout some ByteOutput) {
         out.append(UInt8(ascii: ","))
         JSON.writeString(name, into: &out)
         out.append(UInt8(ascii: ":"))
@@ -55,7 +59,8 @@ extension Response {
     }
 
     /// `,"name":value`
-    public static func field(_ name: String, _ value: JSON, into out: inout [UInt8]) {
+    @inlinable
+    public static func field(_ name: String, _ value: JSON, into out: inout some ByteOutput) {
         out.append(UInt8(ascii: ","))
         JSON.writeString(name, into: &out)
         out.append(UInt8(ascii: ":"))
@@ -63,12 +68,14 @@ extension Response {
     }
 
     /// `}` and the newline.
-    public static func end(into out: inout [UInt8]) {
+    @inlinable
+    public static func end(into out: inout some ByteOutput) {
         JSON.append("}\n", to: &out)
     }
 
     /// `{"id":…,"ok":…` (what `JSON.object` writes for those two members).
-    private static func begin(id: RequestID?, ok: Bool, into out: inout [UInt8]) {
+    @inlinable
+    static func begin(id: RequestID?, ok: Bool, into out: inout some ByteOutput) {
         JSON.append(#"{"id":"#, to: &out)
         switch id {
         case nil: JSON.append("null", to: &out)

@@ -197,7 +197,12 @@ final class JobLane: @unchecked Sendable {
         return sink.deliver(count, writeNow: writeNow) { out in
             for end in ends {
                 guard let reply = end.job.reply, reply.sink === sink else { continue }
-                JobReply.write(end.job, endedWith: end.outcome, usage: end.usage, requestID: reply.requestID, into: &out)
+                // Made on the stack first: one append, not one a piece.
+                out.appendFormatted(stackBytes: 512, {
+                    JobReply.write(end.job, endedWith: end.outcome, usage: end.usage, requestID: reply.requestID, into: &$0)
+                }, else: {
+                    JobReply.write(end.job, endedWith: end.outcome, usage: end.usage, requestID: reply.requestID, into: &$0)
+                })
             }
         }
     }

@@ -14,7 +14,7 @@ enum JobReply {
     /// ended on); `duplicate` marks the reply to a submit whose `unique_key`
     /// named this job.
     static func write(_ job: Job, state: JobState, result: JSON?, error: ProtocolError?, usage: JobUsage? = nil,
-                      requestID: RequestID?, duplicate: Bool = false, into out: inout [UInt8]) {
+                      requestID: RequestID?, duplicate: Bool = false, into out: inout some ByteOutput) {
         let attempt: Int64? = job.retries > 0 ? Int64(job.attempt) : nil
         if let error {
             var fields: [(String, JSON)] = [("job", .string(job.id)), ("state", .string(state.rawValue)),
@@ -39,7 +39,7 @@ enum JobReply {
 
     /// The reply to a request that waited for `job`, which ended with `outcome`.
     static func write(_ job: Job, endedWith outcome: ActionOutcome, usage: JobUsage? = nil, requestID: RequestID?,
-                      duplicate: Bool = false, into out: inout [UInt8]) {
+                      duplicate: Bool = false, into out: inout some ByteOutput) {
         let state = Job.End(outcome).protocolState
         switch outcome {
         case .success(let result):

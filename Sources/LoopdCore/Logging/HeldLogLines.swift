@@ -38,7 +38,7 @@ final class HeldLogLines: Sendable {
 
 extension StderrLogHandler {
     func holdJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) -> Bool {
-        held.append(to: fileDescriptor) { formatJobEnd(r, into: &$0) }
+        held.append(to: fileDescriptor) { appendJobEnd(r, to: &$0) }
     }
 
     func flushHeld() { held.flush(to: fileDescriptor) }

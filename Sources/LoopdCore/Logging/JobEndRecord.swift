@@ -95,13 +95,18 @@ extension StderrLogHandler {
     func writeJobEnd(_ r: JobEndRecord, file: String, function: String, line: UInt) {
         flushHeld()
         var out: [UInt8] = []
-        out.reserveCapacity(192 + 2 * (r.jobID.utf8.count + r.action.utf8.count + r.worker.utf8.count))
-        formatJobEnd(r, into: &out)
+        appendJobEnd(r, to: &out)
         writeLine(out)
     }
 
-    /// Appends the line of a job's end, newline included, to `out`.
-    func formatJobEnd(_ r: JobEndRecord, into out: inout [UInt8]) {
+    /// Appends the line of a job's end to `out`, made on the stack first
+    /// (one append, not one a piece).
+    func appendJobEnd(_ r: JobEndRecord, to out: inout [UInt8]) {
+        out.appendFormatted(stackBytes: 512, { formatJobEnd(r, into: &$0) }, else: { formatJobEnd(r, into: &$0) })
+    }
+
+    /// Writes the line of a job's end, newline included, to `out`.
+    func formatJobEnd(_ r: JobEndRecord, into out: inout some ByteOutput) {
         out.appendLiteral("loopd ")
         out.appendUTF8(r.level.rawValue)
         out.appendLiteral(": job ")
