@@ -60,6 +60,9 @@ import Testing
                          error: ProtocolError(.jobFailed, "boom"), clientUID: 0, attempt: 2, retryInMs: 180),
             JobEndRecord(jobID: "j-5", worker: "w1", action: "fail", durationUsec: 90, state: .failed,
                          error: ProtocolError(.jobFailed, "boom"), clientUID: 0, attempt: 3),
+            // Longer than the stack the line is made on first: written again, whole.
+            JobEndRecord(jobID: "j-6", worker: "w1", action: "exec", durationUsec: 7, state: .failed,
+                         error: ProtocolError(.jobFailed, String(repeating: "stderr: ü ", count: 80)), clientUID: 0),
         ]
         for r in records {
             log.jobEnded(r)

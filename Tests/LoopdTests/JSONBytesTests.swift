@@ -58,6 +58,44 @@ import Testing
         }
     }
 
+    /// Replies and log lines are written on the stack first (`ByteCursor`):
+    /// the bytes must be the array writer's, whether the text fits the
+    /// stack or is written again into the array.
+    @Test func theStackWriterWritesTheSameBytesOrFallsBackToTheArray() {
+        for value in Self.values {
+            var direct: [UInt8] = []
+            value.write(into: &direct)
+            for stackBytes in [1, 16, 4096] {
+                var out: [UInt8] = Array("prefix ".utf8)
+                out.appendFormatted(stackBytes: stackBytes, { value.write(into: &$0) }, else: { value.write(into: &$0) })
+                #expect(String(decoding: out, as: UTF8.self) == "prefix " + String(decoding: direct, as: UTF8.self),
+                        "stack of \(stackBytes) bytes")
+            }
+        }
+    }
+
+    /// A piece that does not fit stops the cursor: nothing of it or after it
+    /// is written, so what was written is a clean prefix.
+    @Test func aCursorStopsAtThePieceThatDoesNotFit() {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { stack in
+            var cursor = ByteCursor(stack)
+            cursor.appendLiteral("ab")
+            cursor.appendDecimal(1234)
+            cursor.append(UInt8(ascii: "-"))
+            #expect(Array(cursor.written) == Array("ab1234-".utf8) && !cursor.overflowed)
+            cursor.appendUTF8("xy")
+            #expect(cursor.overflowed && cursor.count == 7)
+            cursor.append(UInt8(ascii: "z"))
+            cursor.appendDecimal(0)
+            #expect(Array(cursor.written) == Array("ab1234-".utf8))
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { stack in
+            var cursor = ByteCursor(stack)
+            cursor.appendDecimal(.max)
+            #expect(String(decoding: cursor.written, as: UTF8.self) == String(UInt64.max) && !cursor.overflowed)
+        }
+    }
+
     @Test func replyLinesMatch() {
         let fields: [(String, JSON)] = [("job", "j-1"), ("state", "completed"), ("result", .object([("x", 1)]))]
         let error = ProtocolError(.jobFailed, "it \"failed\"\n")
@@ -109,11 +147,18 @@ import Testing
             (.failure(ProtocolError(.jobFailed, "exit status 3"), result: .object([("exit_code", 3)])), .failed),
             (.failure(ProtocolError(.timeout, "ran past 5 ms"), result: .object([])), .timedOut),
             (.failure(ProtocolError(.cancelled, "cancelled by uid 0"), result: .object([])), .cancelled),
+            // Longer than the stack a worker writes a reply on first.
+            (.success(.object([("output", .string(String(repeating: "line \"ü\"\n", count: 200)))])), .completed),
         ]
         for (outcome, state) in cases {
             for id: RequestID? in [nil, .integer(7), .string("x")] {
                 var out: [UInt8] = []
                 JobReply.write(job, endedWith: outcome, requestID: id, into: &out)
+                // As a worker writes it: on the stack, or again in the array.
+                var staged: [UInt8] = []
+                staged.appendFormatted(stackBytes: 512, { JobReply.write(job, endedWith: outcome, requestID: id, into: &$0) },
+                                       else: { JobReply.write(job, endedWith: outcome, requestID: id, into: &$0) })
+                #expect(String(decoding: staged, as: UTF8.self) == String(decoding: out, as: UTF8.self))
                 let expected: String
                 switch outcome {
                 case .success(let result): expected = Response.ok(id: id, fields(job, state, result))
