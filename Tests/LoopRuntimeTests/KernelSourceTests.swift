@@ -102,7 +102,7 @@ private func makePipe(_ fds: inout [Int32]) -> Bool {
         let worker = LoopThread(name: "child-kill")
         defer { worker.stop() }
         let exits = Recorder<ProcessExit>()
-        let pid = spawn(["/bin/sleep", "30"])
+        let pid = spawn(["/bin/sleep", "600"])
         let source = try LoopProcessSource(pid: pid) { exits.append($0) }
         worker.loop.add(source, forMode: .common)
         let failures = Recorder<String>()

@@ -22,7 +22,7 @@ struct BlockingTests {
         let d = TestDaemon()
         defer { d.stop() }
         let client = try LoopdClient.Blocking(socketPath: d.socketPath)
-        let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["20000"]), ("worker", "w1")])
+        let slow = client.start(op: "submit", [("action", "sleep"), ("args", ["600000"]), ("worker", "w1")])
         let quick = client.start(op: "ping")
         #expect(quick.id == slow.id + 1)
         // Answered while the sleep runs: the daemon read the submit first, so the job exists.

@@ -114,7 +114,7 @@ struct ErrorTests {
 
     @Test func shuttingDownRefusesSubmits() async throws {
         // Stopping waits (up to the grace period) for the running job.
-        let d = TestDaemon { $0.server.shutdownGraceMs = 30_000 }
+        let d = TestDaemon { $0.server.shutdownGraceMs = 600_000 }
         let client = try await LoopdClient.connect(socketPath: d.socketPath)
         let sleeper = try await client.submit("sleep", ["600000"], options: .init(wait: false))
         #expect(await eventually { try await client.status(job: sleeper.job).state == .running })

@@ -13,11 +13,11 @@ import Testing
     /// each time it starts, fails its first run, and sleeps in every later
     /// one (long enough to be killed while it runs).
     private func daemon(_ dir: String) -> DurableReplayTests.DaemonProcess {
-        let script = #"echo run >> "$0"; [ "$(wc -l < "$0")" -ge 2 ] && exec sleep 30; exit 3"#
+        let script = #"echo run >> "$0"; [ "$(wc -l < "$0")" -ge 2 ] && exec sleep 600; exit 3"#
         return DurableReplayTests.DaemonProcess(directory: dir, extraConfig: """
             [actions.attempt]
             argv = ["/bin/sh", "-c", \(quoted(script)), "\(dir)/children/runs"]
-            timeout_ms = 60000
+            timeout_ms = 600000
             kill_grace_ms = 100
             """)
     }

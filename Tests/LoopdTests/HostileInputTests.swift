@@ -293,7 +293,7 @@ import Testing
         let d = RunningDaemon { config in
             var printf = DaemonConfig.Exec(argv: ["/usr/bin/printf", "%s|"])
             printf.maxClientArgs = 8
-            printf.timeoutMs = 5000
+            printf.timeoutMs = 600_000  // a bound, never reached: no row expects a timeout
             config.actions["argv"] = DaemonConfig.Action(allowAnyUser: true, exec: printf)
             config.actions["fixed"] = DaemonConfig.Action(allowAnyUser: true, exec: DaemonConfig.Exec(argv: ["/bin/echo", "fixed"]))
         }

@@ -56,7 +56,7 @@ import Testing
         for i in 0..<2 {
             #expect(c.call(#"{"id":"h\#(i)","op":"submit","action":"echo","worker":"w1","wait":false}"#)?.ok == true)
         }
-        let slow = try #require(c.call(#"{"id":"s","op":"submit","action":"sleep","args":["30000"],"worker":"w2","wait":false}"#)?["job"]?.stringValue)
+        let slow = try #require(c.call(#"{"id":"s","op":"submit","action":"sleep","args":["600000"],"worker":"w2","wait":false}"#)?["job"]?.stringValue)
         #expect(c.waitForState(slow, "running") == "running")
         #expect(c.call(#"{"id":"q","op":"submit","action":"echo","worker":"w2","wait":false}"#)?.ok == true)
 

@@ -61,7 +61,7 @@ import Testing
     /// when a later journal commit ran, so an idle daemon held every result
     /// of its last busy period. A timer now expires them; `stats` shows it.
     @Test func durableResultsHeldWhileIdle_retainedFinishesExpireWithoutFurtherWork() throws {
-        let d = RunningDaemon { $0.journal.retentionSeconds = 2 }
+        let d = RunningDaemon { $0.journal.retentionSeconds = 10 }
         defer { d.stop() }
         let c = try d.client()
         #expect(c.call(#"{"id":1,"op":"submit","action":"echo","args":["kept"],"durable":true}"#)?["state"] == "completed")
@@ -69,7 +69,9 @@ import Testing
         // answered: a stats request can overtake it. Then nothing appends to
         // the journal any more, so only the timer can expire it.
         var seen: [Int64?] = []
-        for i in 0..<600 where !(seen.contains(1) && seen.last == 0) {  // up to 30 s, far past the 2 s retention
+        // The retention is long enough that a stalled test thread still
+        // sees the finish retained first.
+        for i in 0..<1200 where !(seen.contains(1) && seen.last == 0) {  // up to 60 s, far past the 10 s retention
             seen.append(c.call(#"{"id":"s\#(i)","op":"stats"}"#)?["journal"]?["retained_finished"]?.integerValue)
             usleep(50_000)
         }
@@ -147,8 +149,7 @@ import Testing
         let first = daemon()
         let r = try first.client().call(#"{"id":1,"op":"submit","action":"held","durable":true,"wait":false}"#)
         #expect(r?.ok == true)
-        for _ in 0..<200 where runs.value == 0 { usleep(5000) }
-        #expect(runs.value == 1)
+        #expect(waitUntil { runs.value == 1 })
         first.stop()
         let second = daemon()
         defer { second.stop() }
