@@ -20,7 +20,7 @@ extension Response {
     @inlinable
     public static func ok(id: RequestID?, _ fields: [(String, JSON)] = [], into out: inout some ByteOutput) {
         beginOK(id: id, into: &out)
-        for (name, value) in fields { field(name, value, into: &out) }
+        for (name, value) in fields { member(name, value, into: &out) }
         end(into: &out)
     }
 
@@ -33,7 +33,7 @@ extension Response {
         JSON.append(#","message":"#, to: &out)
         JSON.writeString(error.message, into: &out)
         out.append(UInt8(ascii: "}"))
-        for (name, value) in fields { field(name, value, into: &out) }
+        for (name, value) in fields { member(name, value, into: &out) }
         end(into: &out)
     }
 
@@ -49,18 +49,34 @@ extension Response {
         begin(id: id, ok: true, into: &out)
     }
 
-    /// `,"name":"value"`
+    /// `,"name":"value"`. The name is a literal, written as it is: a
+    /// member name of the protocol, plain ASCII that needs no escape.
     @inlinable
-    public static func field(_ name: String, _ value: String, into out: inout some ByteOutput) {
-        out.append(UInt8(ascii: ","))
-        JSON.writeString(name, into: &out)
-        out.append(UInt8(ascii: ":"))
+    public static func field(_ name: StaticString, _ value: String, into out: inout some ByteOutput) {
+        fieldName(name, into: &out)
         JSON.writeString(value, into: &out)
     }
 
-    /// `,"name":value`
+    /// `,"name":value`, the name as in `field(_:_:into:)`.
     @inlinable
-    public static func field(_ name: String, _ value: JSON, into out: inout some ByteOutput) {
+    public static func field(_ name: StaticString, _ value: JSON, into out: inout some ByteOutput) {
+        fieldName(name, into: &out)
+        value.write(into: &out)
+    }
+
+    /// `,"name":`
+    @inlinable
+    static func fieldName(_ name: StaticString, into out: inout some ByteOutput) {
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
+        out.appendLiteral(name)
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
+    }
+
+    /// `,"name":value` for a name known only at run time, escaped as needed.
+    @inlinable
+    static func member(_ name: String, _ value: JSON, into out: inout some ByteOutput) {
         out.append(UInt8(ascii: ","))
         JSON.writeString(name, into: &out)
         out.append(UInt8(ascii: ":"))
