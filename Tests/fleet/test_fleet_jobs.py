@@ -88,10 +88,12 @@ def test_a_delay_is_never_early_and_priorities_order_the_queue(pg, database, nod
     status = a.request({"op": "status", "job": reply["job"]})
     assert status["queue_ms"] >= 1000, status
     # With the only default lane busy, the lower priority number runs first.
-    blocker = submit(a, action="sleep", args=["1500"], worker="w1", wait=False)["job"]
+    # The blocker runs until both are queued behind it, however slow this test is.
+    blocker = submit(a, action="sleep", args=["600000"], worker="w1", wait=False)["job"]
     wait_for("the blocker to run", lambda: a.request({"op": "status", "job": blocker})["state"] == "running")
     low = submit(a, action="sleep", args=["50"], worker="w1", priority=9, wait=False)["job"]
     high = submit(a, action="sleep", args=["50"], worker="w1", priority=1, wait=False)["job"]
+    assert a.request({"op": "cancel", "job": blocker})["cancelled"]
     assert a.request({"op": "wait", "job": low})["ok"]
     high_status = a.request({"op": "status", "job": high})
     assert high_status["finished_at"] <= a.request({"op": "status", "job": low})["started_at"]
