@@ -43,7 +43,7 @@ extension JSON {
     }
 
     /// Appends an ASCII literal.
-    @usableFromInline @inline(__always)
+    @inlinable
     static func append(_ literal: StaticString, to out: inout some ByteOutput) {
         out.appendLiteral(literal)
     }
@@ -70,7 +70,7 @@ extension JSON {
         out.append(UInt8(ascii: "\""))
     }
 
-    @usableFromInline
+    @inlinable
     static func writeEscaped(_ s: String, into out: inout some ByteOutput) {
         for u in s.unicodeScalars {
             switch u {

@@ -16,7 +16,7 @@ extension Server {
         }
     }
 
-    func handle(_ request: consuming Request, from c: Connection) {
+    func handle(_ request: Request, from c: Connection) {
         let id = request.id
         let r = c.requester
         switch request.operation {
