@@ -58,8 +58,7 @@ extension [UInt8]: ByteOutput {
 /// fit sets `overflowed` and nothing more is written; the caller then
 /// writes the text into an array instead (`[UInt8].appendFormatted`).
 public struct ByteCursor: ByteOutput {
-    @usableFromInline let base: UnsafeMutablePointer<UInt8>
-    @usableFromInline let capacity: Int
+    @usableFromInline let buffer: UnsafeMutableBufferPointer<UInt8>
     @usableFromInline var used = 0
     @usableFromInline var didOverflow = false
 
@@ -68,28 +67,36 @@ public struct ByteCursor: ByteOutput {
     /// Whether a piece did not fit (and nothing was written from it on).
     @inlinable public var overflowed: Bool { didOverflow }
 
+    /// A cursor at the start of `buffer` (an empty one takes nothing).
     @inlinable
     public init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
-        base = buffer.baseAddress!
-        capacity = buffer.count
+        self.buffer = buffer
     }
+
+    /// Where the next byte goes; read only once a write is known to fit, so
+    /// the buffer is not empty and has an address.
+    @inlinable
+    var next: UnsafeMutablePointer<UInt8> { buffer.baseAddress.unsafelyUnwrapped + used }
+
+    @inlinable
+    var room: Int { buffer.count - used }
 
     /// What was written.
     @inlinable
-    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: used) }
+    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: buffer[..<used]) }
 
     @inlinable
     public mutating func append(_ byte: UInt8) {
-        guard !didOverflow, used < capacity else { return didOverflow = true }
-        base[used] = byte
+        guard !didOverflow, room >= 1 else { return didOverflow = true }
+        next.pointee = byte
         used += 1
     }
 
     @inlinable @inline(__always)
     public mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let start = bytes.baseAddress else { return }
-        guard !didOverflow, bytes.count <= capacity - used else { return didOverflow = true }
-        (base + used).update(from: start, count: bytes.count)
+        guard !didOverflow, bytes.count <= room else { return didOverflow = true }
+        next.update(from: start, count: bytes.count)
         used += bytes.count
     }
 
@@ -101,7 +108,10 @@ public struct ByteCursor: ByteOutput {
     @inlinable
     public mutating func appendUTF8(_ s: String) {
         let copied: Void? = s.utf8.withContiguousStorageIfAvailable { appendBytes($0) }
-        if copied == nil { for byte in s.utf8 { append(byte) } }
+        guard copied == nil else { return }
+        // Not contiguous (a bridged string): all of it or nothing, as above.
+        guard !didOverflow, s.utf8.count <= room else { return didOverflow = true }
+        for byte in s.utf8 { append(byte) }
     }
 
     /// Writes the digits in place, last first, once their count is known.
@@ -113,12 +123,12 @@ public struct ByteCursor: ByteOutput {
             rest /= 10
             digits += 1
         }
-        guard !didOverflow, digits <= capacity - used else { return didOverflow = true }
+        guard !didOverflow, digits <= room else { return didOverflow = true }
         var n = n
-        var k = used + digits
+        var k = digits
         repeat {
             k -= 1
-            base[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: n % 10)
+            next[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: n % 10)
             n /= 10
         } while n > 0
         used += digits

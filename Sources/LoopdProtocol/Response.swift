@@ -67,6 +67,9 @@ extension Response {
     /// `,"name":`
     @inlinable
     static func fieldName(_ name: StaticString, into out: inout some ByteOutput) {
+        assert(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).allSatisfy {
+            $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
+        }, "a member name written as it is must need no escape")
         out.append(UInt8(ascii: ","))
         out.append(UInt8(ascii: "\""))
         out.appendLiteral(name)

@@ -68,8 +68,7 @@ import Testing
             for stackBytes in [1, 16, 4096] {
                 var out: [UInt8] = Array("prefix ".utf8)
                 out.appendFormatted(stackBytes: stackBytes, { value.write(into: &$0) }, else: { value.write(into: &$0) })
-                #expect(String(decoding: out, as: UTF8.self) == "prefix " + String(decoding: direct, as: UTF8.self),
-                        "stack of \(stackBytes) bytes")
+                #expect(out == Array("prefix ".utf8) + direct, "stack of \(stackBytes) bytes")
             }
         }
     }
@@ -89,6 +88,9 @@ import Testing
             cursor.appendDecimal(0)
             #expect(Array(cursor.written) == Array("ab1234-".utf8))
         }
+        var nothing = ByteCursor(UnsafeMutableBufferPointer(start: nil, count: 0))
+        nothing.appendLiteral("x")
+        #expect(nothing.overflowed && nothing.count == 0)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { stack in
             var cursor = ByteCursor(stack)
             cursor.appendDecimal(.max)
@@ -158,7 +160,7 @@ import Testing
                 var staged: [UInt8] = []
                 staged.appendFormatted(stackBytes: 512, { JobReply.write(job, endedWith: outcome, requestID: id, into: &$0) },
                                        else: { JobReply.write(job, endedWith: outcome, requestID: id, into: &$0) })
-                #expect(String(decoding: staged, as: UTF8.self) == String(decoding: out, as: UTF8.self))
+                #expect(staged == out)
                 let expected: String
                 switch outcome {
                 case .success(let result): expected = Response.ok(id: id, fields(job, state, result))
