@@ -64,6 +64,34 @@ import Testing
         }
     }
 
+    @Test func R12_R15_aRunNestedInATimersHandlerPassesThatTimerOver() {
+        expectSameTrace(["fired", "nested stopped", "outer timedOut"]) { engine in
+            let stopper = engine.addSource(order: 0, mode: "parity-nested") { engine in engine.stop() }
+            engine.addTimer(modes: ["default", "parity-nested"]) { engine in
+                engine.log("fired")
+                engine.signal(stopper)
+                engine.log("nested \(engine.run(mode: "parity-nested", timeout: 10))")
+            }
+            engine.log("outer \(engine.run(timeout: 0.05))")
+        }
+    }
+
+    @Test func R16_R21_aRunNestedInAnObserversHandlerDoesNotCallThatObserver() {
+        let expected = ["observed entry", "nested stopped", "observed exit", "outer timedOut"]
+        expectSameTrace(expected) { engine in
+            let stopper = engine.addSource(order: 0, mode: "parity-nested") { engine in engine.stop() }
+            var nestedOnce = false
+            engine.addObserver(entryAndExit: true, modes: ["default", "parity-nested"]) { engine, activity in
+                engine.log("observed \(activity)")
+                guard activity == "entry", !nestedOnce else { return }
+                nestedOnce = true
+                engine.signal(stopper)
+                engine.log("nested \(engine.run(mode: "parity-nested", timeout: 10))")
+            }
+            engine.log("outer \(engine.run(timeout: 0.05))")
+        }
+    }
+
     /// Runs `scenario` on each engine, each on a thread of its own, and
     /// expects both traces to be `expected`.
     private func expectSameTrace(_ expected: [String], sourceLocation: SourceLocation = #_sourceLocation,
@@ -84,21 +112,36 @@ import Testing
 }
 
 /// The run-loop calls the scenarios make, on the calling thread's loop of
-/// one engine. Every run is in the default mode, which a far-off timer keeps
-/// from being empty.
+/// one engine. Modes are named as strings, "default" the default mode,
+/// which a far-off timer keeps from being empty.
 private protocol ParityEngine: AnyObject {
-    /// A version-0 source in the default mode, by order; returns its index.
-    func addSource(order: Int, _ perform: @escaping (any ParityEngine) -> Void) -> Int
+    /// A version-0 source in `mode`, by order; returns its index.
+    func addSource(order: Int, mode: String, _ perform: @escaping (any ParityEngine) -> Void) -> Int
     func signal(_ source: Int)
+    /// A one-shot timer, due at once, in each of `modes`.
+    func addTimer(modes: [String], _ fire: @escaping (any ParityEngine) -> Void)
+    /// A repeating observer of runs' entries and exits, in each of
+    /// `modes`; `observe` gets "entry" or "exit".
+    func addObserver(entryAndExit: Bool, modes: [String], _ observe: @escaping (any ParityEngine, String) -> Void)
     func stop()
-    /// Runs the default mode; returns the result's name (`Loop.RunResult`'s cases).
-    func run(timeout seconds: Double, returnAfterSourceHandled: Bool) -> String
+    /// Runs `mode`; returns the result's name (`Loop.RunResult`'s cases).
+    func run(mode: String, timeout seconds: Double, returnAfterSourceHandled: Bool) -> String
     func log(_ line: String)
     var trace: [String] { get }
 }
 
 extension ParityEngine {
-    func run(timeout seconds: Double) -> String { run(timeout: seconds, returnAfterSourceHandled: false) }
+    func addSource(order: Int, _ perform: @escaping (any ParityEngine) -> Void) -> Int {
+        addSource(order: order, mode: "default", perform)
+    }
+
+    func run(mode: String = "default", timeout seconds: Double) -> String {
+        run(mode: mode, timeout: seconds, returnAfterSourceHandled: false)
+    }
+
+    func run(timeout seconds: Double, returnAfterSourceHandled: Bool) -> String {
+        run(mode: "default", timeout: seconds, returnAfterSourceHandled: returnAfterSourceHandled)
+    }
 }
 
 private final class LoopEngine: ParityEngine {
@@ -108,23 +151,41 @@ private final class LoopEngine: ParityEngine {
 
     init() { loop.add(LoopTimer(after: .seconds(3600)) { _ in }, forMode: .default) }
 
-    func addSource(order: Int, _ perform: @escaping (any ParityEngine) -> Void) -> Int {
+    private static func mode(_ name: String) -> Loop.Mode { name == "default" ? .default : Loop.Mode(name) }
+
+    func addSource(order: Int, mode: String, _ perform: @escaping (any ParityEngine) -> Void) -> Int {
         // The loop calls handlers only on this thread, the engine's own.
         nonisolated(unsafe) let perform = perform
         nonisolated(unsafe) unowned let engine = self
         let source = LoopSource(order: order) { perform(engine) }
-        loop.add(source, forMode: .default)
+        loop.add(source, forMode: Self.mode(mode))
         sources.append(source)
         return sources.count - 1
+    }
+
+    func addTimer(modes: [String], _ fire: @escaping (any ParityEngine) -> Void) {
+        nonisolated(unsafe) let fire = fire
+        nonisolated(unsafe) unowned let engine = self
+        let timer = LoopTimer(after: .zero) { _ in fire(engine) }
+        for m in modes { loop.add(timer, forMode: Self.mode(m)) }
+    }
+
+    func addObserver(entryAndExit: Bool, modes: [String], _ observe: @escaping (any ParityEngine, String) -> Void) {
+        nonisolated(unsafe) let observe = observe
+        nonisolated(unsafe) unowned let engine = self
+        let observer = LoopObserver(activities: [.entry, .exit]) { _, activity in
+            observe(engine, activity == .entry ? "entry" : "exit")
+        }
+        for m in modes { loop.add(observer, forMode: Self.mode(m)) }
     }
 
     func signal(_ source: Int) { sources[source].signal() }
     func stop() { loop.stop() }
     func log(_ line: String) { trace.append(line) }
 
-    func run(timeout seconds: Double, returnAfterSourceHandled: Bool) -> String {
+    func run(mode: String, timeout seconds: Double, returnAfterSourceHandled: Bool) -> String {
         let timeout = Duration.nanoseconds(Int64(seconds * 1e9))
-        return "\(loop.run(mode: .default, timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled))"
+        return "\(loop.run(mode: Self.mode(mode), timeout: timeout, returnAfterSourceHandled: returnAfterSourceHandled))"
     }
 }
 
@@ -154,7 +215,11 @@ private final class CFEngine: ParityEngine {
         for s in sources { CFRunLoopSourceInvalidate(s) }
     }
 
-    func addSource(order: Int, _ perform: @escaping (any ParityEngine) -> Void) -> Int {
+    private static func mode(_ name: String) -> CFRunLoopMode {
+        name == "default" ? kCFRunLoopDefaultMode : CFStringCreateWithCString(nil, name, CFStringBuiltInEncodings.UTF8.rawValue)
+    }
+
+    func addSource(order: Int, mode: String, _ perform: @escaping (any ParityEngine) -> Void) -> Int {
         var context = CFRunLoopSourceContext()
         context.info = Unmanaged.passRetained(Perform(perform, self)).toOpaque()
         context.release = { info in Unmanaged<Perform>.fromOpaque(info!).release() }
@@ -163,17 +228,32 @@ private final class CFEngine: ParityEngine {
             p.body(p.engine)
         }
         let source = CFRunLoopSourceCreate(nil, CFIndex(order), &context)!
-        CFRunLoopAddSource(loop, source, kCFRunLoopDefaultMode)
+        CFRunLoopAddSource(loop, source, Self.mode(mode))
         sources.append(source)
         return sources.count - 1
+    }
+
+    func addTimer(modes: [String], _ fire: @escaping (any ParityEngine) -> Void) {
+        let timer = CFRunLoopTimerCreateWithHandler(nil, CFAbsoluteTimeGetCurrent(), 0, 0, 0) { [unowned self] _ in
+            fire(self)
+        }
+        for m in modes { CFRunLoopAddTimer(loop, timer, Self.mode(m)) }
+    }
+
+    func addObserver(entryAndExit: Bool, modes: [String], _ observe: @escaping (any ParityEngine, String) -> Void) {
+        let activities = CFRunLoopActivity.entry.rawValue | CFRunLoopActivity.exit.rawValue
+        let observer = CFRunLoopObserverCreateWithHandler(nil, activities, true, 0) { [unowned self] _, activity in
+            observe(self, activity == .entry ? "entry" : "exit")
+        }
+        for m in modes { CFRunLoopAddObserver(loop, observer, Self.mode(m)) }
     }
 
     func signal(_ source: Int) { CFRunLoopSourceSignal(sources[source]) }
     func stop() { CFRunLoopStop(loop) }
     func log(_ line: String) { trace.append(line) }
 
-    func run(timeout seconds: Double, returnAfterSourceHandled: Bool) -> String {
-        switch CFRunLoopRunInMode(kCFRunLoopDefaultMode, seconds, returnAfterSourceHandled) {
+    func run(mode: String, timeout seconds: Double, returnAfterSourceHandled: Bool) -> String {
+        switch CFRunLoopRunInMode(Self.mode(mode), seconds, returnAfterSourceHandled) {
         case .finished: "finished"
         case .stopped: "stopped"
         case .timedOut: "timedOut"

@@ -90,6 +90,68 @@ import Testing
         #expect(log == ["handler begin", "handler end", "timer", "handledSource"])
     }
 
+    /// A timer does not fire while its own handler runs: a run nested in
+    /// that handler, in another of the timer's modes, passes it over (Core
+    /// Foundation's engine does the same), and the one-shot timer is spent
+    /// once, by the firing that ran (R15).
+    @Test func R12_R15_aRunNestedInATimersHandlerPassesThatTimerOver() {
+        let clock = ManualClock()
+        let (log, valid) = onThread { () -> ([String], Bool) in
+            let loop = Loop.current
+            useManualClock(clock, on: loop)
+            let log = Recorder<String>()
+            let nested: Loop.Mode = "r12-nested"
+            let stopper = LoopSource { loop.stop() }
+            loop.add(stopper, forMode: nested)
+            let timer = LoopTimer(after: .milliseconds(10)) { _ in
+                log.append("fired")
+                stopper.signal()  // the nested run makes one pass, then stops
+                log.append("nested \(boundedRun(loop, mode: nested))")
+            }
+            loop.add(timer, forMode: .default)
+            loop.add(timer, forMode: nested)
+            clock.advance(by: .milliseconds(10))
+            log.append("outer \(boundedRun(loop))")
+            return (log.all, timer.isValid)
+        }
+        #expect(log == ["fired", "nested stopped", "outer finished"])
+        #expect(!valid)
+    }
+
+    /// A repeating timer that a nested run passed over (see above) is
+    /// rescheduled by the firing that ran, in every one of its modes: it
+    /// fires at its next grid point in the mode the nested run used (R13).
+    @Test func R12_R13_aRepeatingTimerPassedOverByANestedRunKeepsItsGridInEveryMode() {
+        let clock = ManualClock()
+        let log = onThread { () -> [String] in
+            let loop = Loop.current
+            useManualClock(clock, on: loop)
+            let log = Recorder<String>()
+            let fires = Counter()
+            let nested: Loop.Mode = "r13-nested"
+            let stopper = LoopSource { loop.stop() }
+            loop.add(stopper, forMode: nested)
+            let timer = LoopTimer(after: .milliseconds(10), interval: .milliseconds(10)) { _ in
+                fires.increment()
+                log.append("fired \(fires.count)")
+                guard fires.count == 1 else { return }
+                stopper.signal()
+                log.append("nested \(boundedRun(loop, mode: nested))")
+                loop.stop()
+            }
+            loop.add(timer, forMode: .default)
+            loop.add(timer, forMode: nested)
+            clock.advance(by: .milliseconds(10))
+            log.append("outer \(boundedRun(loop))")
+            clock.advance(by: .milliseconds(10))
+            stopper.signal()
+            log.append("nested \(boundedRun(loop, mode: nested))")
+            timer.invalidate()
+            return log.all
+        }
+        #expect(log == ["fired 1", "nested stopped", "outer stopped", "fired 2", "nested stopped"])
+    }
+
     // MARK: R13
 
     struct GridOutcome: Sendable {

@@ -132,12 +132,18 @@ extension Loop {
         !items.observedActivities.isDisjoint(with: activities)
     }
 
-    /// Calls the mode's observers of `activity`, by order (R16).
+    /// Calls the mode's observers of `activity`, by order, but none whose
+    /// handler is running already, further out: like Core Foundation, a run
+    /// nested in an observer's handler does not call that observer (R16).
     func notify(_ activity: Activity, _ items: ModeItems) {
         guard items.observedActivities.contains(activity) else { return }
         let observers = lock.withLock { items.observers }
         for o in observers where o.activities.contains(activity) && o.isValid {
+            let id = ObjectIdentifier(o)
+            if !firingObservers.isEmpty && firingObservers.contains(id) { continue }
+            firingObservers.append(id)
             callout { o.handler(o, activity) }
+            firingObservers.removeLast()
             if !o.repeats { o.invalidate() }
         }
     }
@@ -247,7 +253,7 @@ extension Loop {
         }
         for entry in due {
             let timer = entry.timer
-            guard timer.isCurrent(entry), lock.withLock({ items.contains(timer) }) else { continue }
+            guard lock.withLock({ items.contains(timer) }), timer.beginFiring(entry) else { continue }
             callout { timer.handler(timer) }
             // The next grid point is the first after the handler returns, so
             // a handler that overran does not fire again to catch up (R13):

@@ -72,6 +72,9 @@ public final class Loop: @unchecked Sendable {
     @exclusivity(unchecked) var spareDueTimers: [TimerHeap.Entry] = []
     /// An empty list with capacity, for the version-1 sources one pass finds ready.
     @exclusivity(unchecked) var spareReadySources: [(KernelSource, ReadinessEvent)] = []
+    /// The observers this loop is calling now, outermost first: a run
+    /// nested in one's handler does not call it again (R16). Loop thread only.
+    @exclusivity(unchecked) var firingObservers: [ObjectIdentifier] = []
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     @exclusivity(unchecked) var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?

@@ -29,6 +29,9 @@ public final class LoopTimer: @unchecked Sendable {
         /// Bumped on every reschedule; heap entries from older generations are stale.
         var generation: UInt64 = 0
         var valid = true
+        /// Its handler is running: a nested run in another of its modes
+        /// passes it over, as Core Foundation does (R12, R15).
+        var firing = false
         weak var loop: Loop?
     }
 
@@ -125,6 +128,19 @@ public final class LoopTimer: @unchecked Sendable {
         lock.withLock { state.valid && state.generation == entry.generation }
     }
 
+    /// Marks the timer firing for `entry`, if the entry still describes its
+    /// schedule and its handler is not running already (a run nested in
+    /// that handler, in another of the timer's modes, passes it over; the
+    /// outer firing reschedules it in every mode). `advanceAfterFiring`
+    /// ends the firing.
+    func beginFiring(_ entry: TimerHeap.Entry) -> Bool {
+        lock.withLock {
+            guard state.valid, state.generation == entry.generation, !state.firing else { return false }
+            state.firing = true
+            return true
+        }
+    }
+
     /// The timer's fire date and tolerance, if valid.
     func window() -> (LoopInstant, Duration)? {
         lock.withLock { state.valid ? state.fireDate.map { ($0, state.tolerance) } : nil }
@@ -136,6 +152,7 @@ public final class LoopTimer: @unchecked Sendable {
     /// whether it stays scheduled.
     func advanceAfterFiring(firedDate: LoopInstant, now: () -> LoopInstant) -> Bool {
         lock.withLock {
+            state.firing = false
             guard state.valid else { return false }
             // A handler may have moved the fire date itself: keep its choice.
             guard state.fireDate == firedDate else { return true }
