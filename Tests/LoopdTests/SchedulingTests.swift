@@ -89,6 +89,23 @@ import Testing
         #expect(state == "completed")
     }
 
+    /// A worker's lane reads its loop's mode once per run, not per job: a
+    /// run that ends (here a nested run of the worker's loop, in a common
+    /// mode of its own, while the lane is idle) must leave it reading the
+    /// outer run's mode again, or a default-mode job after it would wait
+    /// for a mode that has gone.
+    @Test func aJobAfterANestedRunOfItsWorkersLoopStillRuns() throws {
+        let nestedRuns = NestedRunCount()
+        let d = RunningDaemon(register: { $0.register(action: NestedRunAfterAction(runs: nestedRuns), named: "nested") })
+        defer { d.stop() }
+        let c = try d.client()
+        #expect(c.call(#"{"id":1,"op":"submit","action":"nested","worker":"w1"}"#)?["state"] == "completed")
+        #expect(waitUntil(60) { nestedRuns.stopped == 1 }, "the nested run never ended stopped")
+        let next = try #require(c.call(#"{"id":2,"op":"submit","action":"noop","worker":"w1","wait":false}"#))
+        let job = try #require(next["job"]?.stringValue)
+        #expect(c.waitForState(job, "completed", seconds: 60) == "completed")
+    }
+
     @Test func delayedJobCanBeCancelledAndNeverRuns() throws {
         let d = RunningDaemon()
         defer { d.stop() }
@@ -160,6 +177,34 @@ final class OrderLog: @unchecked Sendable {
     var entries: [(Int, Int)] { lock.lock(); defer { lock.unlock() }; return _entries }
     var threads: [String] { lock.lock(); defer { lock.unlock() }; return _threads }
     var overlapped: Bool { lock.lock(); defer { lock.unlock() }; return _overlapped }
+}
+
+/// An embedder's action that completes at once and then, its lane idle,
+/// runs its worker's loop in a mode of its own (made common, so the
+/// worker's own observers see that run start and end) until a timer stops
+/// that run.
+struct NestedRunAfterAction: JobAction {
+    let runs: NestedRunCount
+
+    func start(_ context: ActionContext) {
+        let loop = context.loop
+        context.complete(.success(.object([])))
+        let later = LoopTimer(after: .milliseconds(1)) { _ in
+            let mode = Loop.Mode("nested")
+            loop.addCommonMode(mode)
+            loop.add(LoopTimer(after: .milliseconds(1)) { _ in loop.stop() }, forMode: mode)
+            if loop.run(mode: mode, timeout: .seconds(60)) == .stopped { runs.countStopped() }
+        }
+        loop.add(later, forMode: .common)
+    }
+}
+
+/// How many of `NestedRunAfterAction`'s runs ended stopped.
+final class NestedRunCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var stopped: Int { lock.lock(); defer { lock.unlock() }; return count }
+    func countStopped() { lock.lock(); count += 1; lock.unlock() }
 }
 
 /// An embedder's action (the Swift API for actions) that

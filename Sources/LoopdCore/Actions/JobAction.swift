@@ -31,7 +31,9 @@ extension JobAction {
     public var defaultTimeoutMs: Int64? { nil }
 }
 
-/// One running job, as its action sees it. Worker thread only.
+/// One running job, as its action sees it. Worker thread only: its
+/// fields are marked `@exclusivity(unchecked)` for that reason (see
+/// ARCHITECTURE.md, "Threads").
 public final class ActionContext: @unchecked Sendable {
     /// The job's id.
     public let jobID: String
@@ -44,30 +46,30 @@ public final class ActionContext: @unchecked Sendable {
     /// Called when the job's timeout passes. An action that can stop its
     /// work early sets it and later completes with `stopReason` (a `timeout`
     /// failure); without it, the job ends with `timeout` at once.
-    public var onTimeout: (() -> Void)?
+    @exclusivity(unchecked) public var onTimeout: (() -> Void)?
     /// Called when a client cancels the job while it runs. An action that
     /// can stop its work early sets it and later completes with
     /// `stopReason` (a `cancelled` failure); without it, the job ends
     /// `cancelled` at once (what the action does afterwards is ignored).
-    public var onCancel: (() -> Void)?
+    @exclusivity(unchecked) public var onCancel: (() -> Void)?
     /// Called when loopd stops while the job still runs at the end of the
     /// shutdown grace (`server.shutdown_grace_ms`). An action that started
     /// processes sets it and stops them now; the job is not ended (a
     /// durable one runs again after the restart), so the action must not
     /// call `complete` afterwards.
-    public var onShutdown: (() -> Void)?
+    @exclusivity(unchecked) public var onShutdown: (() -> Void)?
     /// What the job's processes used, set by the action before `complete`
     /// when it knows (exec actions do).
-    public var usage: JobUsage?
+    @exclusivity(unchecked) public var usage: JobUsage?
     /// Why the job is being stopped early, once a timeout or a cancel asked
     /// for it: the error its action should complete with.
-    public private(set) var stopReason: ProtocolError?
+    @exclusivity(unchecked) public private(set) var stopReason: ProtocolError?
     /// The job, and the lane running it, which `complete` tells (unowned:
     /// a lane outlives its jobs).
     private unowned let lane: JobLane
     private let job: Job
     /// Whether `complete` was called.
-    public private(set) var isComplete = false
+    @exclusivity(unchecked) public private(set) var isComplete = false
 
     init(job: Job, lane: JobLane, loop: Loop, workerName: String) {
         jobID = job.id

@@ -34,6 +34,20 @@ final class JobLane: @unchecked Sendable {
 
     private var loop: Loop { worker.loop }
 
+    /// The mode of the loop's innermost run, as the lane last read it. A
+    /// run's start or end forgets it, and the next look reads it again: one
+    /// read of the loop's mode (under its lock) per run, not one per job.
+    @exclusivity(unchecked) private var modeOfRun: Loop.Mode?
+    private var modeOfRunIsKnown = false
+
+    private var currentMode: Loop.Mode? {
+        if !modeOfRunIsKnown {
+            modeOfRun = loop.currentMode
+            modeOfRunIsKnown = true
+        }
+        return modeOfRun
+    }
+
     /// A lane for `worker`; its observer is installed on the worker's
     /// thread before `init` returns.
     init(worker: Worker, mailbox: LaneMailbox, mainLoop: Loop) {
@@ -43,9 +57,14 @@ final class JobLane: @unchecked Sendable {
         worker.thread.perform(waitUntilDone: true, modes: [.common]) { [self] in installObserver() }
     }
 
-    /// Re-examines the lane whenever a run starts: a mode change may admit a waiting job.
+    /// Re-examines the lane whenever a run starts: a mode change may admit
+    /// a waiting job. A run's end forgets its mode: the outer run's applies
+    /// again (it is read after the run has returned, not during its exit).
     private func installObserver() {
-        let o = LoopObserver(activities: .entry, repeats: true, order: 0) { [unowned self] _, _ in pump() }
+        let o = LoopObserver(activities: [.entry, .exit], repeats: true, order: 0) { [unowned self] _, activity in
+            modeOfRunIsKnown = false
+            if activity == .entry { pump() }
+        }
         observer = o
         loop.add(o, forMode: .common)
     }
@@ -95,7 +114,7 @@ final class JobLane: @unchecked Sendable {
             handOffAt = nil
         }
         while running == nil && !stopping {
-            let mode = loop.currentMode
+            let mode = currentMode
             guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
             guard job.claim.start() else { continue }  // cancelled meanwhile
             start(job)

@@ -240,7 +240,7 @@ final class JobScheduler: @unchecked Sendable {
         if jobID == nil { try checkJobQuotas(uid: owner.uid, argBytes: argBytes, durable: s.durable) }
         // A new id must not be one an earlier run's job still answers to.
         let (sequence, id) = jobIDs.next(keeping: jobID) { made in
-            table.hasOtherID(made) || journal?.finishedStatus(id: made) != nil
+            table.hasOtherID(made) || journal?.hasFinished(id: made) == true
         }
         let kind = queue.kind(of: s.action, action, in: metrics)
         kind.metrics.accepted.increment()

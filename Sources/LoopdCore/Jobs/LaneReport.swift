@@ -55,7 +55,7 @@ final class LaneMailbox: @unchecked Sendable {
     private let state = Locked<MailboxState<LaneReport>>(MailboxState())
     /// Whether `state` may hold reports: lets the main thread skip the lock
     /// on every pass and connection read while nothing was posted.
-    private let nonEmpty = Atomic<Bool>(false)
+    private let nonEmpty = PostedFlag()
     /// The `Want`s in force; any makes every report urgent.
     private let wanted = Atomic<UInt8>(0)
     /// The lag timer, on the main loop. Armed and drained under `state`'s lock.
@@ -78,19 +78,21 @@ final class LaneMailbox: @unchecked Sendable {
             fatalError("cannot create the lane mailbox's timer: \(error)")
         }
         setLag(Self.defaultLag)
-        // Weak: a mailbox that goes (a test's) takes both off the loop in
-        // `deinit`, and one may already be running then.
-        let source = LoopFileDescriptorSource(fileDescriptor: lagTimer.fd, interest: .readable) { [weak self] _ in
-            guard let self else { return }
+        // The two hold what they use, not the mailbox: a mailbox that goes
+        // (a test's) takes both off the loop in `deinit`, and one may be
+        // running then. Holding the mailbox weakly would cost the observer,
+        // which runs twice a pass, a checked access and a weak load each
+        // time, and every retain of the mailbox its slow path.
+        let state = state, lagTimer = lagTimer, nonEmpty = nonEmpty
+        let source = LoopFileDescriptorSource(fileDescriptor: lagTimer.fd, interest: .readable) { _ in
             state.withLock { s in
                 lagTimer.drain()
                 s.lagFired()
             }
             take()
         }
-        let observer = LoopObserver(activities: [.afterWaiting, .beforeWaiting], repeats: true, order: 0) {
-            [weak self] _, _ in
-            if let self, nonEmpty.load(ordering: .relaxed) { take() }
+        let observer = LoopObserver(activities: [.afterWaiting, .beforeWaiting], repeats: true, order: 0) { _, _ in
+            if nonEmpty.value.load(ordering: .relaxed) { take() }
         }
         lagSource = source
         turnObserver = observer
@@ -122,7 +124,7 @@ final class LaneMailbox: @unchecked Sendable {
             // as are `wantEveryReport`'s store and load in the other order:
             // a main side that starts wanting reports as this lazy one
             // arrives either finds it here or is found by this post.
-            nonEmpty.store(true, ordering: .sequentiallyConsistent)
+            nonEmpty.value.store(true, ordering: .sequentiallyConsistent)
             if step == .armLag {
                 lagTimer.arm(at: monotonicNanoseconds() + lagNanoseconds.load(ordering: .relaxed))
             }
@@ -141,7 +143,7 @@ final class LaneMailbox: @unchecked Sendable {
         if wants {
             wanted.bitwiseOr(reason.rawValue, ordering: .sequentiallyConsistent)
             // A lazy report posted before the store above is taken now.
-            if nonEmpty.load(ordering: .sequentiallyConsistent) { takeSoon() }
+            if nonEmpty.value.load(ordering: .sequentiallyConsistent) { takeSoon() }
         } else {
             wanted.bitwiseAnd(~reason.rawValue, ordering: .sequentiallyConsistent)
         }
@@ -156,9 +158,9 @@ final class LaneMailbox: @unchecked Sendable {
     /// its capacity left to the mailbox); false if nothing was posted.
     /// Main thread.
     func takeAll(swappingWith taken: inout [LaneReport]) -> Bool {
-        guard nonEmpty.load(ordering: .acquiring) else { return false }
+        guard nonEmpty.value.load(ordering: .acquiring) else { return false }
         state.withLock { s in
-            nonEmpty.store(false, ordering: .relaxed)
+            nonEmpty.value.store(false, ordering: .relaxed)
             s.takeAll(swappingWith: &taken)
         }
         return true
@@ -177,7 +179,13 @@ final class LaneMailbox: @unchecked Sendable {
     var lagDescriptor: Int32 { lagTimer.fd }
 
     /// Whether reports wait to be taken. Any thread.
-    var holdsReports: Bool { nonEmpty.load(ordering: .acquiring) }
+    var holdsReports: Bool { nonEmpty.value.load(ordering: .acquiring) }
+}
+
+/// `LaneMailbox.nonEmpty`, in an object of its own so that the main loop's
+/// observer can hold it without holding the mailbox.
+private final class PostedFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// What a mailbox does as reports come and go: the bookkeeping of

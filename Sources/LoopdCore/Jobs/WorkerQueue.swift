@@ -40,10 +40,12 @@ final class WorkerQueue: @unchecked Sendable {
     @exclusivity(unchecked) private var batch: [Job] = []
     @exclusivity(unchecked) private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
-    /// The block that sends the batch, made once (not a closure per pass);
-    /// weak, as a queue outside a daemon (a test's) may go with it queued.
-    private lazy var sendBlock: @Sendable () -> Void = { [weak self] in
-        guard let self else { return }
+    /// The block that sends the batch, made once (not a closure per pass).
+    /// Unowned, as the server's flush: the scheduler that owns the queue
+    /// outlives the main loop's passes. A weak reference would cost each
+    /// send a checked access and a weak load, and every retain of the
+    /// queue (several a job) the runtime's slow path.
+    private lazy var sendBlock: @Sendable () -> Void = { [unowned self] in
         batchFlushScheduled = false
         sendBatch()
     }

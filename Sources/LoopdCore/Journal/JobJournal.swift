@@ -297,6 +297,13 @@ public final class JobJournal {
         return job
     }
 
+    /// Whether `finishedStatus(id:)` would find `id`: without a copy of
+    /// the finish, and without hashing `id` while none is retained (a
+    /// daemon whose jobs are not durable asks this of every new job id).
+    public func hasFinished(id: String) -> Bool {
+        !state.retainsNoFinish && finishedStatus(id: id) != nil
+    }
+
     /// The retained, committed finishes, in the order they finished.
     public func finishedJobs() -> [FinishedJob] {
         state.finishedJobs()

@@ -172,6 +172,9 @@ struct JournalState {
         [expiry.oldest.map { $0 + retentionMs }, failedExpiry.oldest.map { $0 + failureRetentionMs }].compactMap { $0 }.min()
     }
 
+    /// Whether no finish is retained.
+    var retainsNoFinish: Bool { finished.isEmpty }
+
     /// The finished job `id`, if retained.
     func finishedJob(_ id: String) -> FinishedJob? {
         finished[id]?.job

@@ -29,39 +29,50 @@ public enum LogField: String, Sendable, CaseIterable {
 
 /// The daemon's logger: swift-log underneath, with loopd's fields and
 /// message ids spelled one way everywhere.
+///
+/// Its parts live in one immutable object, so a copy (components keep
+/// their own, and a job's end copies the scheduler's) is one retain; a
+/// change makes new parts.
 public struct DaemonLogger: Sendable {
+    private final class Parts: Sendable {
+        let logger: Logger
+        /// `logger`'s handler when it is one of loopd's own and has no
+        /// metadata of its own: records then skip swift-log's metadata
+        /// dictionary (one is written per job, so this is on the hot path).
+        let direct: (any DirectLogHandler)?
+        /// The block that writes what `direct` held, queued once per batch
+        /// that holds a record: made once per handler, not once per batch.
+        let flushHeldBlock: (@Sendable () -> Void)?
+        /// The loop whose batches job-end records may be held for (see
+        /// `holdJobEnds(until:)`); nil: every record is written at once.
+        let holdLoop: Loop?
+
+        init(_ logger: Logger, holdLoop: Loop?) {
+            self.logger = logger
+            if let handler = logger.handler as? any DirectLogHandler, handler.metadata.isEmpty {
+                direct = handler
+                flushHeldBlock = { handler.flushHeld() }
+            } else {
+                direct = nil
+                flushHeldBlock = nil
+            }
+            self.holdLoop = holdLoop
+        }
+    }
+
+    private var parts: Parts
+
     /// The swift-log logger records go to.
     public var logger: Logger {
-        didSet { direct = DaemonLogger.directHandler(of: logger) }
+        get { parts.logger }
+        set { parts = Parts(newValue, holdLoop: parts.holdLoop) }
     }
-    /// `logger`'s handler when it is one of loopd's own and has no metadata
-    /// of its own: records then skip swift-log's metadata dictionary (one
-    /// is written per job, so this is on the hot path). Kept in step with
-    /// `logger` by its `didSet`.
-    private(set) var direct: (any DirectLogHandler)? {
-        didSet { flushHeldBlock = DaemonLogger.flushBlock(of: direct) }
-    }
-    /// The block that writes what `direct` held, queued once per batch that
-    /// holds a record: made once per handler, not once per batch.
-    private(set) var flushHeldBlock: (@Sendable () -> Void)?
-    /// The loop whose batches job-end records may be held for (see
-    /// `holdJobEnds(until:)`); nil: every record is written at once.
-    private(set) var holdLoop: Loop?
+    var direct: (any DirectLogHandler)? { parts.direct }
+    var flushHeldBlock: (@Sendable () -> Void)? { parts.flushHeldBlock }
+    var holdLoop: Loop? { parts.holdLoop }
 
     public init(_ logger: Logger) {
-        self.logger = logger
-        direct = DaemonLogger.directHandler(of: logger)
-        flushHeldBlock = DaemonLogger.flushBlock(of: direct)
-    }
-
-    private static func flushBlock(of direct: (any DirectLogHandler)?) -> (@Sendable () -> Void)? {
-        guard let direct else { return nil }
-        return { direct.flushHeld() }
-    }
-
-    private static func directHandler(of logger: Logger) -> (any DirectLogHandler)? {
-        guard let handler = logger.handler as? any DirectLogHandler, handler.metadata.isEmpty else { return nil }
-        return handler
+        parts = Parts(logger, holdLoop: nil)
     }
 
     /// Lets the handler hold job-end records and write them together once
@@ -70,7 +81,7 @@ public struct DaemonLogger: Sendable {
     /// writes the held ones first, so the order of records never changes;
     /// a crash loses at most one batch's job-end lines.
     public mutating func holdJobEnds(until loop: Loop) {
-        holdLoop = loop
+        parts = Parts(parts.logger, holdLoop: loop)
     }
 
     /// Whether records at `level` are written at all.
