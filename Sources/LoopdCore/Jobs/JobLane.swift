@@ -37,15 +37,14 @@ final class JobLane: @unchecked Sendable {
     /// The mode of the loop's innermost run, as the lane last read it. A
     /// run's start or end forgets it, and the next look reads it again: one
     /// read of the loop's mode (under its lock) per run, not one per job.
-    @exclusivity(unchecked) private var modeOfRun: Loop.Mode?
-    private var modeOfRunIsKnown = false
+    private let modeOfRun = RunModeMemo()
 
     private var currentMode: Loop.Mode? {
-        if !modeOfRunIsKnown {
-            modeOfRun = loop.currentMode
-            modeOfRunIsKnown = true
+        if !modeOfRun.isKnown {
+            modeOfRun.mode = loop.currentMode
+            modeOfRun.isKnown = true
         }
-        return modeOfRun
+        return modeOfRun.mode
     }
 
     /// A lane for `worker`; its observer is installed on the worker's
@@ -60,9 +59,12 @@ final class JobLane: @unchecked Sendable {
     /// Re-examines the lane whenever a run starts: a mode change may admit
     /// a waiting job. A run's end forgets its mode: the outer run's applies
     /// again (it is read after the run has returned, not during its exit).
+    /// An end touches only the memo, not the lane: the worker's last run
+    /// ends after a lane that is gone (a daemon that failed to start).
     private func installObserver() {
+        let memo = modeOfRun
         let o = LoopObserver(activities: [.entry, .exit], repeats: true, order: 0) { [unowned self] _, activity in
-            modeOfRunIsKnown = false
+            memo.isKnown = false
             if activity == .entry { pump() }
         }
         observer = o
@@ -225,4 +227,11 @@ final class JobLane: @unchecked Sendable {
             }
         }
     }
+}
+
+/// `JobLane.modeOfRun`: the worker's run mode as the lane last read it, and
+/// whether that reading still holds. Worker thread only.
+final class RunModeMemo: @unchecked Sendable {
+    @exclusivity(unchecked) var mode: Loop.Mode?
+    var isKnown = false
 }
