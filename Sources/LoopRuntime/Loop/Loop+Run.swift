@@ -140,7 +140,7 @@ extension Loop {
         let observers = lock.withLock { items.observers }
         for o in observers where o.activities.contains(activity) && o.isValid {
             let id = ObjectIdentifier(o)
-            if !firingObservers.isEmpty && firingObservers.contains(id) { continue }
+            if firingObservers.contains(id) { continue }
             firingObservers.append(id)
             callout { o.handler(o, activity) }
             firingObservers.removeLast()

@@ -33,6 +33,9 @@ public final class LoopTimer: @unchecked Sendable {
         /// passes it over, as Core Foundation does (R12, R15).
         var firing = false
         weak var loop: Loop?
+
+        /// Whether a heap entry still describes this schedule.
+        func describes(_ entry: TimerHeap.Entry) -> Bool { valid && generation == entry.generation }
     }
 
     /// A timer first due `after` the moment it is added to a loop, then every
@@ -125,7 +128,7 @@ public final class LoopTimer: @unchecked Sendable {
 
     /// Whether a heap entry still describes this timer's schedule.
     func isCurrent(_ entry: TimerHeap.Entry) -> Bool {
-        lock.withLock { state.valid && state.generation == entry.generation }
+        lock.withLock { state.describes(entry) }
     }
 
     /// Marks the timer firing for `entry`, if the entry still describes its
@@ -135,7 +138,7 @@ public final class LoopTimer: @unchecked Sendable {
     /// ends the firing.
     func beginFiring(_ entry: TimerHeap.Entry) -> Bool {
         lock.withLock {
-            guard state.valid, state.generation == entry.generation, !state.firing else { return false }
+            guard state.describes(entry), !state.firing else { return false }
             state.firing = true
             return true
         }
