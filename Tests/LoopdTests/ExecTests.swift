@@ -50,6 +50,22 @@ import Testing
         })
     }
 
+    /// The scheduler remembers the action the last submit named, so that a
+    /// run of submits of one action looks it up once; a reload that
+    /// redefines it is what the very next submit of it runs.
+    @Test func aReloadedActionRunsItsNewArgvFromTheNextSubmit() throws {
+        let d = daemon()
+        defer { d.stop() }
+        let c = try d.client()
+        for id in 1...2 {
+            #expect(c.call(#"{"id":\#(id),"op":"submit","action":"hello"}"#)?["result"]?["stdout"] == "hello\n")
+        }
+        var fresh = d.daemon.config
+        fresh.actions["hello"] = exec(["/bin/echo", "hello again"])
+        d.daemon.reload(to: fresh)
+        #expect(c.call(#"{"id":3,"op":"submit","action":"hello"}"#)?["result"]?["stdout"] == "hello again\n")
+    }
+
     @Test func execRunsTheFixedArgvAndCapturesStdout() throws {
         let d = daemon()
         defer { d.stop() }

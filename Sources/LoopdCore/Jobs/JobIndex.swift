@@ -55,7 +55,7 @@ struct JobIndex {
         }
     }
 
-    private var byOwner: [UInt32: SequenceSet] = [:]
+    private var byOwner = UIDTable<SequenceSet>()
     /// By kind (`JobKind.indexSlot`: one action on one worker), with each
     /// kind's worker and action: a worker's or an action's jobs are the
     /// union of its kinds' sets, and filing a job hashes no name.
@@ -65,13 +65,7 @@ struct JobIndex {
 
     /// Files a job the table just took in.
     mutating func insert(_ job: Job, as filed: Filed) {
-        if let i = byOwner.index(forKey: job.clientUID) {
-            byOwner.values[i].insert(job.sequence)
-        } else {
-            var set = SequenceSet()
-            set.insert(job.sequence)
-            byOwner[job.clientUID] = set
-        }
+        byOwner.change(job.clientUID, make: { SequenceSet() }, dropWhen: { $0.count == 0 }) { $0.insert(job.sequence) }
         let slot = job.kind.indexSlot
         while byKind.count <= slot {
             byKind.append(SequenceSet())
@@ -90,10 +84,7 @@ struct JobIndex {
             for i in byState.indices where byState[i].remove(job.sequence) { break }
         }
         guard let new else {
-            if let i = byOwner.index(forKey: job.clientUID) {
-                byOwner.values[i].remove(job.sequence)
-                if byOwner.values[i].count == 0 { byOwner.remove(at: i) }
-            }
+            byOwner.change(job.clientUID, make: { SequenceSet() }, dropWhen: { $0.count == 0 }) { _ = $0.remove(job.sequence) }
             byKind[job.kind.indexSlot].remove(job.sequence)
             return
         }

@@ -36,8 +36,17 @@ final class JobScheduler: @unchecked Sendable {
     /// The actions by name; a reload that replaces them makes every
     /// queue's `JobKind`s anew.
     @exclusivity(unchecked) private(set) var actions: [String: any JobAction] {
-        didSet { for q in queues { q.forgetKinds() } }
+        didSet {
+            for q in queues { q.forgetKinds() }
+            lastActionName = nil
+        }
     }
+    /// The action the last submit named, and its name: a client's submits
+    /// come in runs of one action, so the run's later ones hash no name.
+    /// (Two fields, not a tuple: an optional tuple with an existential is
+    /// copied through generic witnesses.)
+    @exclusivity(unchecked) private var lastActionName: String?
+    @exclusivity(unchecked) private var lastAction: (any JobAction)?
     /// The local journal of durable jobs and its group commit; nil without a state directory.
     let journalStore: JournalStore?
     /// The fleet's store of the attempts this node claimed; nil outside a fleet (`join(fleet:laneFreed:)`).
@@ -210,13 +219,21 @@ final class JobScheduler: @unchecked Sendable {
         }
     }
 
+    private func action(named name: String) -> (any JobAction)? {
+        if name == lastActionName { return lastAction }
+        guard let action = actions[name] else { return nil }
+        lastActionName = name
+        lastAction = action
+        return action
+    }
+
     /// Checks and records a job; a durable one is appended to the journal.
     @discardableResult
     func accept(_ s: consuming SubmitRequest, submitter: JobSubmitter, jobID: String?, submittedAt: Int64,
                 reply: ReplyAddress? = nil, retryOf: String? = nil) throws(ProtocolError) -> Job {
         let owner = submitter.owner
         guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
-        guard let action = actions[s.action] else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
+        guard let action = action(named: s.action) else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
         guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
                              daemonUID: daemonUID) else {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")

@@ -19,7 +19,7 @@ final class UserLedger {
         var isNonNegative: Bool { jobs >= 0 && argBytes >= 0 && waits >= 0 && connections >= 0 }
     }
 
-    @exclusivity(unchecked) private var byUID: [UInt32: Usage] = [:]
+    @exclusivity(unchecked) private var byUID = UIDTable<Usage>()
 
     /// What `uid` holds now.
     func usage(of uid: UInt32) -> Usage { byUID[uid] ?? Usage() }
@@ -28,17 +28,10 @@ final class UserLedger {
     var userCount: Int { byUID.count }
 
     /// Changes what `uid` holds; an entry left empty is dropped.
-    /// One lookup of the uid, the entry changed in place.
     func change(_ uid: UInt32, _ body: (inout Usage) -> Void) {
-        guard let i = byUID.index(forKey: uid) else {
-            var usage = Usage()
+        byUID.change(uid, make: { Usage() }, dropWhen: \.isEmpty) { usage in
             body(&usage)
             assert(usage.isNonNegative, "uid \(uid) would hold less than nothing: \(usage)")
-            if !usage.isEmpty { byUID[uid] = usage }
-            return
         }
-        body(&byUID.values[i])
-        assert(byUID.values[i].isNonNegative, "uid \(uid) would hold less than nothing: \(byUID.values[i])")
-        if byUID.values[i].isEmpty { byUID.remove(at: i) }
     }
 }
