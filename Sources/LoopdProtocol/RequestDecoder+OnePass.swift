@@ -64,49 +64,52 @@ extension RequestDecoder {
     /// The request in `line`, or nil when the generic decoder must judge it.
     static func decodeOnePass(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
         var scanner = RequestScanner(line)
-        guard let members = readMembers(&scanner) else { return nil }
-        guard let op = members.op, let operation = operation(op, members) else { return nil }
-        return Request(id: members.id, operation: operation)
+        // Read in place, not returned: an optional of this large value
+        // would be copied out and destroyed twice.
+        var members = Members()
+        guard readMembers(&scanner, into: &members), let op = members.op,
+              let operation = operation(op, members) else { return nil }
+        return Request(id: members.id, operation: consume operation)
     }
 
-    /// Reads `{ "name": value, … }` to the end of the line.
-    private static func readMembers(_ s: inout RequestScanner) -> Members? {
-        var m = Members()
-        guard s.consume(UInt8(ascii: "{")) else { return nil }
+    /// Reads `{ "name": value, … }` to the end of the line into `m`; false
+    /// if the line is not such an object.
+    private static func readMembers(_ s: inout RequestScanner, into m: inout Members) -> Bool {
+        guard s.consume(UInt8(ascii: "{")) else { return false }
         repeat {
             guard let (name, ascii) = s.rawString(), ascii, let member = Member(name),
-                  m.seen & member.bit == 0, s.consume(UInt8(ascii: ":")) else { return nil }
+                  m.seen & member.bit == 0, s.consume(UInt8(ascii: ":")) else { return false }
             m.seen |= member.bit
             switch member {
             case .id:
                 s.skipSpace()
                 if s.peek == UInt8(ascii: "\"") {
-                    guard let v = s.string(), v.utf8.count <= RequestLimits.maxNameLength else { return nil }
+                    guard let v = s.string(), v.utf8.count <= RequestLimits.maxNameLength else { return false }
                     m.id = .string(v)
                 } else {
-                    guard let v = s.integer() else { return nil }
+                    guard let v = s.integer() else { return false }
                     m.id = .integer(v)
                 }
             case .op:
-                guard let (v, _) = s.rawString() else { return nil }
+                guard let (v, _) = s.rawString() else { return false }
                 m.op = v
-            case .action: guard let v = nameValue(&s) else { return nil }; m.action = v
-            case .worker: guard let v = nameValue(&s) else { return nil }; m.worker = v
-            case .key: guard let v = nameValue(&s) else { return nil }; m.key = v
-            case .mode: guard let v = nameValue(&s) else { return nil }; m.mode = v
-            case .job: guard let v = nameValue(&s) else { return nil }; m.job = v
-            case .args: guard let v = s.strings() else { return nil }; m.args = v
-            case .wait: guard let v = s.bool() else { return nil }; m.wait = v
-            case .durable: guard let v = s.bool() else { return nil }; m.durable = v
-            case .delayMs: guard let v = s.integer() else { return nil }; m.delayMs = v
-            case .timeoutMs: guard let v = s.integer() else { return nil }; m.timeoutMs = v
-            case .priority: guard let v = s.integer() else { return nil }; m.priority = v
-            case .expiresInMs: guard let v = s.integer() else { return nil }; m.expiresInMs = v
+            case .action: guard let v = nameValue(&s) else { return false }; m.action = v
+            case .worker: guard let v = nameValue(&s) else { return false }; m.worker = v
+            case .key: guard let v = nameValue(&s) else { return false }; m.key = v
+            case .mode: guard let v = nameValue(&s) else { return false }; m.mode = v
+            case .job: guard let v = nameValue(&s) else { return false }; m.job = v
+            case .args: guard let v = s.strings() else { return false }; m.args = v
+            case .wait: guard let v = s.bool() else { return false }; m.wait = v
+            case .durable: guard let v = s.bool() else { return false }; m.durable = v
+            case .delayMs: guard let v = s.integer() else { return false }; m.delayMs = v
+            case .timeoutMs: guard let v = s.integer() else { return false }; m.timeoutMs = v
+            case .priority: guard let v = s.integer() else { return false }; m.priority = v
+            case .expiresInMs: guard let v = s.integer() else { return false }; m.expiresInMs = v
             }
         } while s.consume(UInt8(ascii: ","))
-        guard s.consume(UInt8(ascii: "}")) else { return nil }
+        guard s.consume(UInt8(ascii: "}")) else { return false }
         s.skipSpace()
-        return s.atEnd ? m : nil
+        return s.atEnd
     }
 
     /// A name value: 1 to `maxNameLength` bytes (a raw string has no NUL).

@@ -32,6 +32,16 @@ public enum RequestDecoder {
         return decodeGeneric(line)
     }
 
+    /// `decode` for a line in an array's storage (a server's read buffer):
+    /// the same answer, with the one-pass decoder's request handed back
+    /// directly rather than through a generic collection's storage call.
+    public static func decode(_ line: ArraySlice<UInt8>) -> Result<Request, DecodeFailure> {
+        if let request = line.withUnsafeBufferPointer(decodeOnePass) {
+            return .success(request)
+        }
+        return decodeGeneric(line)
+    }
+
     /// Decodes a line through a `JSON` tree: the reference decoder, which
     /// gives every refusal its message.
     public static func decodeGeneric(_ line: some Collection<UInt8>) -> Result<Request, DecodeFailure> {

@@ -38,15 +38,12 @@ final class JobScheduler: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var actions: [String: any JobAction] {
         didSet {
             for q in queues { q.forgetKinds() }
-            lastActionName = nil
+            lastAction = nil
         }
     }
-    /// The action the last submit named, and its name: a client's submits
-    /// come in runs of one action, so the run's later ones hash no name.
-    /// (Two fields, not a tuple: an optional tuple with an existential is
-    /// copied through generic witnesses.)
-    @exclusivity(unchecked) private var lastActionName: String?
-    @exclusivity(unchecked) private var lastAction: (any JobAction)?
+    /// The action the last submit named: a client's submits come in runs of
+    /// one action, so the run's later ones hash no name.
+    @exclusivity(unchecked) private var lastAction: NamedAction?
     /// The local journal of durable jobs and its group commit; nil without a state directory.
     let journalStore: JournalStore?
     /// The fleet's store of the attempts this node claimed; nil outside a fleet (`join(fleet:laneFreed:)`).
@@ -220,10 +217,9 @@ final class JobScheduler: @unchecked Sendable {
     }
 
     private func action(named name: String) -> (any JobAction)? {
-        if name == lastActionName { return lastAction }
+        if let last = lastAction, last.name == name { return last.action }
         guard let action = actions[name] else { return nil }
-        lastActionName = name
-        lastAction = action
+        lastAction = NamedAction(name: name, action: action)
         return action
     }
 
@@ -602,4 +598,17 @@ func fnv1a(_ s: String) -> UInt64 {
         h = h &* 0x100_0000_01b3
     }
     return h
+}
+
+/// An action and its name, held as one reference (`JobScheduler.lastAction`):
+/// a copy of it is a retain, where an optional existential is copied through
+/// the runtime's generic witnesses.
+private final class NamedAction {
+    let name: String
+    let action: any JobAction
+
+    init(name: String, action: any JobAction) {
+        self.name = name
+        self.action = action
+    }
 }
