@@ -5,13 +5,9 @@
 /// nothing. The values sit in slots that a uid keeps until its value is
 /// dropped; the dictionary maps a uid to its slot.
 struct UIDTable<Value> {
-    private struct Slot {
-        var uid: UInt32
-        var value: Value?
-    }
-
     private var slotOf: [UInt32: Int] = [:]
-    private var slots: [Slot] = []
+    /// The values; nil in a slot whose value was dropped.
+    private var slots: [Value?] = []
     /// Slots whose value was dropped, to be used again.
     private var freeSlots: [Int] = []
     /// The uid last looked up and its slot, while that uid has one.
@@ -22,9 +18,9 @@ struct UIDTable<Value> {
 
     /// The value of `uid`, if it has one.
     subscript(uid: UInt32) -> Value? {
-        if let recent, recent.uid == uid { return slots[recent.slot].value }
+        if let recent, recent.uid == uid { return slots[recent.slot] }
         guard let slot = slotOf[uid] else { return nil }
-        return slots[slot].value
+        return slots[slot]
     }
 
     /// Changes the value of `uid` in place, made by `make` if it has none;
@@ -43,25 +39,25 @@ struct UIDTable<Value> {
             return
         }
         recent = (uid, slot)
-        body(&slots[slot].value!)
-        if isEmpty(slots[slot].value!) { drop(uid, slot) }
+        body(&slots[slot]!)
+        if isEmpty(slots[slot]!) { drop(uid, slot) }
     }
 
     private mutating func insert(_ uid: UInt32, _ value: Value) {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
-            slots[slot] = Slot(uid: uid, value: value)
+            slots[slot] = value
         } else {
             slot = slots.count
-            slots.append(Slot(uid: uid, value: value))
+            slots.append(value)
         }
         slotOf[uid] = slot
         recent = (uid, slot)
     }
 
     private mutating func drop(_ uid: UInt32, _ slot: Int) {
-        slots[slot].value = nil
+        slots[slot] = nil
         slotOf[uid] = nil
         freeSlots.append(slot)
         recent = nil
