@@ -6,7 +6,9 @@
 /// dropped; the dictionary maps a uid to its slot.
 struct UIDTable<Value> {
     private var slotOf: [UInt32: Int] = [:]
-    /// The values; nil in a slot whose value was dropped.
+    /// The values; nil in a slot whose value was dropped. A slot that
+    /// `slotOf` or `recent` names always holds one: `drop` takes it out of
+    /// both as it empties the slot.
     private var slots: [Value?] = []
     /// Slots whose value was dropped, to be used again.
     private var freeSlots: [Int] = []
@@ -39,6 +41,8 @@ struct UIDTable<Value> {
             return
         }
         recent = (uid, slot)
+        // The slot holds a value (see `slots`); changed where it lies, so a
+        // value with storage of its own is not copied to be changed.
         body(&slots[slot]!)
         if isEmpty(slots[slot]!) { drop(uid, slot) }
     }
