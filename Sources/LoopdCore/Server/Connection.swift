@@ -81,6 +81,8 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     /// cannot hold the main loop, its timers (the watchdog's) or the other
     /// clients for more than its share.
     func serve() {
+        // Read once: each read of an unowned reference retains and releases.
+        let server = self.server
         // A worker may have answered a job whose end the main thread has
         // not recorded yet; a request sent after that answer must see it.
         server.scheduler.recordReports()
@@ -133,6 +135,7 @@ final class Connection: ReplyEndpoint, @unchecked Sendable {
     /// stopped reading (an over-long line).
     private func handleBuffered(_ budget: inout Int) -> Bool {
         var handled = 0
+        let server = self.server
         let drained = framer.drain(maxLines: budget) { line in
             handled += 1
             server.handleLine(line, from: self)
