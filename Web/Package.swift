@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -40,7 +41,11 @@ let package = Package(
             name: "LoopdWebTests",
             dependencies: [
                 "LoopdWeb",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // A channel for the requests' context (RouterClient); not
+                // HummingbirdTesting, whose product builds an HTTP client
+                // with TLS and HTTP/2 these tests do not use.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),
     ]
