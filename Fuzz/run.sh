@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and fuzzes each for SECONDS on a copy of its
-# committed seed corpus (Fuzz/corpus/<target>/ is never written). Fails on any
-# crash, hang, leak, out-of-memory or sanitizer report, and prints one
-# summary line per target. docs/RELIABILITY.md ("Fuzzing") has the figures.
+# committed seed corpus (Fuzz/corpus/<target>/ is never written), as many
+# targets at once as there are CPUs. Fails on any crash, hang, leak,
+# out-of-memory or sanitizer report, and prints one summary line per target.
+# docs/RELIABILITY.md ("Fuzzing") has the figures.
 #
 #   Fuzz/run.sh SECONDS [TARGET...]      CI: Fuzz/run.sh 60 (make fuzz)
 #
@@ -10,7 +11,8 @@
 # FUZZ_KEEP=DIR (keep the grown corpora, logs and artifacts in DIR instead of
 # a temporary directory that is removed on success), FUZZ_TIMEOUT (seconds
 # one input may take before it counts as a hang, default 10), FUZZ_RSS_MB
-# (memory limit, default 2048).
+# (memory limit, default 2048), FUZZ_JOBS (targets fuzzed at once, default
+# the number of CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -58,29 +60,49 @@ for t in "${targets[@]}"; do
 done
 bin=$("${build[@]}" --show-bin-path)
 
-failed=0
-summaries=()
-for t in "${targets[@]}"; do
-    corpus=$work/$t.corpus
-    log=$work/$t.log
+# Runs target $1 on a copy of its corpus; its exit status goes to $work/$1.rc.
+fuzz() {
+    local t=$1 corpus=$work/$1.corpus log=$work/$1.log
     rm -rf "$corpus" "$log"
     cp -R "Fuzz/corpus/$t" "$corpus"
-    seeds=$(find "$corpus" -type f | wc -l)
-    flags=(-timeout="$hang_seconds" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb"
+    local flags=(-timeout="$hang_seconds" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb"
         -print_final_stats=1 -artifact_prefix="$work/$t-")
     case $t in
         FuzzRequestDecoder) flags+=(-dict=Fuzz/dict/request.dict) ;;
         FuzzConfigParser) flags+=(-dict=Fuzz/dict/config.dict) ;;
     esac
-    echo "fuzzing $t for ${seconds}s (log: $log)"
     # SWIFT_BACKTRACE: the Swift runtime's crash handler would race
     # libFuzzer's for a trap and can hang; libFuzzer's records the input.
     # -detect_leaks=1: LeakSanitizer checks after every input that
     # allocated more than it freed, so a leak fails the run at once.
-    rc=0
+    local rc=0
     SWIFT_BACKTRACE=enable=no \
         ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
         "$bin/$t" -max_total_time="$seconds" -detect_leaks=1 "${flags[@]}" "$corpus" >"$log" 2>&1 || rc=$?
+    echo "$rc" >"$work/$t.rc"
+}
+
+# The targets run side by side, as many at once as there are CPUs
+# (FUZZ_JOBS): each still has a CPU of its own for its SECONDS.
+jobs=${FUZZ_JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+    if [[ $running -ge $jobs ]]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    echo "fuzzing $t for ${seconds}s (log: $work/$t.log)"
+    fuzz "$t" &
+    running=$((running + 1))
+done
+wait
+
+failed=0
+summaries=()
+for t in "${targets[@]}"; do
+    log=$work/$t.log
+    seeds=$(find "Fuzz/corpus/$t" -type f | wc -l)
+    rc=$(cat "$work/$t.rc")
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     runs=${runs:-0}
     peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
