@@ -6,7 +6,7 @@ TOOLS_BIN := $(CURDIR)/.build/tools/bin
 export PATH := /opt/swift/usr/bin:$(PATH):$(TOOLS_BIN)
 
 .PHONY: setup setup-test setup-package setup-bench check-setup build run test test-tsan test-asan test-python test-web test-fleet \
-	check-words check-metrics docs bench bench-quick bench-instructions example consumer clean
+	check-words check-metrics docs bench bench-build bench-quick bench-instructions example consumer clean
 
 ## What each purpose needs, from .ci/packages/PURPOSE (each line says why),
 ## installed without recommends, only when missing, and said before it is
@@ -176,6 +176,10 @@ bench: setup-bench release
 
 bench-instructions: setup-bench release
 	$(BENCH) LoopdBench --instructions
+
+## The benchmarks' binaries alone (CI builds them beside another step).
+bench-build: setup-bench
+	$(SWIFT) build -c release --package-path Benchmarks
 
 bench-quick: setup-bench release
 	$(BENCH) LoopBench --quick
