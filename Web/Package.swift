@@ -45,6 +45,7 @@ let package = Package(
                 // A channel for the requests' context (RouterClient); not
                 // HummingbirdTesting, whose product builds an HTTP client
                 // with TLS and HTTP/2 these tests do not use.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),
