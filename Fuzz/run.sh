@@ -60,8 +60,10 @@ for t in "${targets[@]}"; do
 done
 bin=$("${build[@]}" --show-bin-path)
 
-# Runs target $1 on a copy of its corpus; its exit status goes to $work/$1.rc.
+# Runs target $1 on a copy of its corpus; its exit status goes to
+# $work/$1.rc (a missing one is a failure of this script, said below).
 fuzz() {
+    set +e
     local t=$1 corpus=$work/$1.corpus log=$work/$1.log
     rm -rf "$corpus" "$log"
     cp -R "Fuzz/corpus/$t" "$corpus"
@@ -83,12 +85,16 @@ fuzz() {
 }
 
 # The targets run side by side, as many at once as there are CPUs
-# (FUZZ_JOBS): each still has a CPU of its own for its SECONDS.
+# (FUZZ_JOBS), so on an otherwise idle machine each has a CPU to itself.
 jobs=${FUZZ_JOBS:-$(nproc)}
+if [[ ! $jobs =~ ^[0-9]+$ || $jobs -lt 1 ]]; then
+    echo "FUZZ_JOBS must be a positive number, not $jobs" >&2
+    exit 2
+fi
 running=0
 for t in "${targets[@]}"; do
     if [[ $running -ge $jobs ]]; then
-        wait -n
+        wait -n || true
         running=$((running - 1))
     fi
     echo "fuzzing $t for ${seconds}s (log: $work/$t.log)"
@@ -102,7 +108,7 @@ summaries=()
 for t in "${targets[@]}"; do
     log=$work/$t.log
     seeds=$(find "Fuzz/corpus/$t" -type f | wc -l)
-    rc=$(cat "$work/$t.rc")
+    rc=$(cat "$work/$t.rc" 2>/dev/null || echo "no status")
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     runs=${runs:-0}
     peak=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
@@ -112,7 +118,7 @@ for t in "${targets[@]}"; do
     cov=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]*' | tail -1 | cut -d' ' -f2)
     ft=$(grep -E '^#[0-9]+' "$log" | grep -o 'ft: [0-9]*' | tail -1 | cut -d' ' -f2)
     units=$(grep -E '^#[0-9]+' "$log" | grep -o 'corp: [0-9]*/[0-9A-Za-z]*' | tail -1 | cut -d' ' -f2)
-    if [[ $rc -eq 0 ]] && ! grep -qE '^(==[0-9]+== ?)?ERROR: |^SUMMARY: ' "$log"; then
+    if [[ $rc == 0 ]] && ! grep -qE '^(==[0-9]+== ?)?ERROR: |^SUMMARY: ' "$log"; then
         verdict="ok"
     else
         failed=1
