@@ -177,9 +177,10 @@ bench: setup-bench release
 bench-instructions: setup-bench release
 	$(BENCH) LoopdBench --instructions
 
-## The benchmarks' binaries alone (CI builds them beside another step).
+## The quick benchmarks' binaries alone (CI builds them beside another step).
 bench-build: setup-bench
-	$(SWIFT) build -c release --package-path Benchmarks
+	$(SWIFT) build -c release --package-path Benchmarks --product LoopBench
+	$(SWIFT) build -c release --package-path Benchmarks --product LoopdBench
 
 bench-quick: setup-bench release
 	$(BENCH) LoopBench --quick
