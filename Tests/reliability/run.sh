@@ -4,8 +4,9 @@
 # runs beside load and crash; docs/RELIABILITY.md has the long forms. leaks
 # measures memory per job, not time, on daemons of its own, so their load
 # does not change what it checks; they allow seconds for what takes
-# milliseconds, so its load does not change what they check. faults waits
-# for some answers only half a second: it runs after leaks, alone.
+# milliseconds, so its load does not change what they check. faults (which
+# measures loopd's CPU time while it cannot accept) and privilege run after
+# leaks, alone.
 #
 #   Tests/reliability/run.sh [BIN_DIR]      (default $LOOPD_BIN_DIR, else .build/release)
 #
