@@ -177,8 +177,9 @@ bench: setup-bench release
 bench-instructions: setup-bench release
 	$(BENCH) LoopdBench --instructions
 
-## The quick benchmarks' binaries alone (CI builds them beside another step).
-bench-build: setup-bench
+## The quick benchmarks' binaries alone (CI builds them beside another step;
+## building needs only the toolchain, so it installs nothing).
+bench-build:
 	$(SWIFT) build -c release --package-path Benchmarks --product LoopBench
 	$(SWIFT) build -c release --package-path Benchmarks --product LoopdBench
 
