@@ -5,8 +5,8 @@ import Synchronization
 
 /// The worker thread's side of the job pipeline: its serial lane. Jobs
 /// arrive in order and start by priority (`JobReadyQueue`); one runs at a time; a job whose mode the loop is not
-/// running now (it arrived, then the mode changed) waits for that mode while
-/// later jobs of the running mode proceed. Everything the lane learns goes
+/// running now waits here for that mode while later jobs of the running
+/// mode proceed, and when the mode comes, the waiting jobs start by priority. Everything the lane learns goes
 /// to the main loop as `LaneReport`s. Worker thread only, `init` aside.
 final class JobLane: @unchecked Sendable {
     let worker: Worker
@@ -71,7 +71,7 @@ final class JobLane: @unchecked Sendable {
         loop.add(o, forMode: .common)
     }
 
-    /// Jobs handed over by the main thread (their block ran in an admitting mode).
+    /// Jobs handed over by the main thread, in whatever mode the loop runs.
     func arrive(_ jobs: [Job]) {
         ready.append(contentsOf: jobs)
         pump()

@@ -35,10 +35,8 @@ final class WorkerQueue: @unchecked Sendable {
     /// the worker still runs them in arrival order.
     var heldForCommit = 0
     /// Jobs handed over this pass, sent together (one block, one wake-up)
-    /// once the pass's requests are read; all share `batchModes` (nil: the
-    /// common modes, for jobs that run in any mode).
+    /// once the pass's requests are read.
     @exclusivity(unchecked) private var batch: [Job] = []
-    @exclusivity(unchecked) private var batchModes: [Loop.Mode]? = nil
     private var batchFlushScheduled = false
     /// The block that sends the batch, made once (not a closure per pass).
     /// Unowned, as the server's flush: the scheduler that owns the queue
@@ -78,14 +76,13 @@ final class WorkerQueue: @unchecked Sendable {
         return waiting - waitingInEveryMode - (mode == .default ? waitingInDefaultMode : waitingByMode[mode] ?? 0)
     }
 
-    /// Hands a job to the worker's lane. Jobs are batched: consecutive
-    /// jobs of the same modes travel in one block, so order and mode
-    /// holding are as if each went alone.
+    /// Hands a job to the worker's lane, batched with the pass's others.
+    /// The block runs in whatever mode the worker runs: a job of another
+    /// mode waits in the lane, where priority orders it among the others
+    /// (a block of its own mode would wait in the loop instead, and start
+    /// before a better job handed over after it).
     func handOver(_ job: Job) {
-        let modes = job.modes
-        if !batch.isEmpty && batchModes != modes { sendBatch() }
         batch.append(job)
-        batchModes = modes
         if !batchFlushScheduled {
             batchFlushScheduled = true
             mainLoop.perform(sendBlock)
@@ -135,12 +132,12 @@ final class WorkerQueue: @unchecked Sendable {
             // and the batch keeps its buffer.
             let job = batch[0]
             batch.removeAll(keepingCapacity: true)
-            worker.thread.perform(modes: batchModes) { lane.arrive(job) }
+            worker.thread.perform { lane.arrive(job) }
             return
         }
         let jobs = batch
         batch = []
-        worker.thread.perform(modes: batchModes) { lane.arrive(jobs) }
+        worker.thread.perform { lane.arrive(jobs) }
     }
 }
 
