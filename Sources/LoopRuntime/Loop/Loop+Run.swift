@@ -246,9 +246,12 @@ extension Loop {
             swap(&due, &spareDueTimers)
         }
         lock.withLock {
-            while let top = items.timerHeap.liveTop(isLive: items.isLive), top.deadline <= now {
-                due.append(top)
-                items.timerHeap.pop()
+            // The top's deadline alone tells whether anything is due, so a
+            // pass with no timer due asks nothing of the timer table. A
+            // stale entry that is due is dropped; one not due stays.
+            while let deadline = items.timerHeap.topDeadline, deadline <= now {
+                let top = items.timerHeap.pop()!
+                if items.isLive(top) { due.append(top) }
             }
         }
         for entry in due {
@@ -290,8 +293,9 @@ extension Loop {
         }
         var handled = false
         if ready.count > 1 { ready.sort { ($0.0.order, $0.0.token) < ($1.0.order, $1.0.token) } }
-        for (source, event) in ready {
-            guard source.isValid, lock.withLock({ registered[source.token] != nil }) else { continue }
+        for (i, (source, event)) in ready.enumerated() {
+            // A handler may have removed a later source; none has run before the first.
+            guard source.isValid, i == 0 || lock.withLock({ registered[source.token] != nil }) else { continue }
             handled = true
             callout { source.handler(event, single) }
             if single { break }

@@ -19,6 +19,8 @@ struct TimerHeap {
 
     var isEmpty: Bool { entries.isEmpty }
     var top: Entry? { entries.first }
+    /// The top entry's deadline, live or stale.
+    var topDeadline: LoopInstant? { entries.first?.deadline }
 
     mutating func push(_ e: Entry) {
         entries.append(e)

@@ -129,9 +129,9 @@ final class WorkerQueue: @unchecked Sendable {
         let lane = self.lane
         if batch.count == 1 {
             // Most batches (a sequential client's): the job alone travels,
-            // and the batch keeps its buffer.
-            let job = batch[0]
-            batch.removeAll(keepingCapacity: true)
+            // and the batch keeps its buffer (`removeLast` keeps it too, for
+            // less than `removeAll(keepingCapacity:)`).
+            let job = batch.removeLast()
             worker.thread.perform { lane.arrive(job) }
             return
         }
