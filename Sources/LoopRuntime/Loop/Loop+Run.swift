@@ -82,7 +82,7 @@ extension Loop {
             rebuildEpollSetIfNeeded(items)
             let mustNotBlock = handledSource || deadline.map { now >= $0 } ?? false
             let watchesWaiting = observes([.beforeWaiting, .afterWaiting], items)
-            events.removeAll(keepingCapacity: true)
+            events.removeAllKeepingCapacity()
 
             // Step 5: a version-1 source already ready is handled at once,
             // without the waiting notifications. Only worth a look when
@@ -242,7 +242,7 @@ extension Loop {
         var due: [TimerHeap.Entry] = []
         swap(&due, &spareDueTimers)
         defer {
-            due.removeAll(keepingCapacity: true)
+            due.removeAllKeepingCapacity()
             swap(&due, &spareDueTimers)
         }
         lock.withLock {
@@ -280,7 +280,7 @@ extension Loop {
         var ready: [(KernelSource, ReadinessEvent)] = []
         swap(&ready, &spareReadySources)
         defer {
-            ready.removeAll(keepingCapacity: true)
+            ready.removeAllKeepingCapacity()
             swap(&ready, &spareReadySources)
         }
         var mainQueueReady = false

@@ -379,7 +379,7 @@ extension JobScheduler {
         var reports: [LaneReport] = []
         swap(&reports, &spareReports)
         defer {
-            reports.removeAll(keepingCapacity: true)
+            reports.removeAllKeepingCapacity()
             swap(&reports, &spareReports)
         }
         guard mailbox.takeAll(swappingWith: &reports) else { return }

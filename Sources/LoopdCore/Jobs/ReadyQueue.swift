@@ -1,3 +1,4 @@
+import LoopPlatform
 
 /// A worker's jobs waiting to start, in arrival order. Taking the first
 /// admitted job is O(1) when it is the oldest (every job of the running
@@ -32,7 +33,7 @@ struct ReadyQueue<Element> {
             element = items.remove(at: index)
         }
         if head == items.count {
-            items.removeAll(keepingCapacity: items.capacity <= 1024)
+            if items.capacity <= 1024 { items.removeAllKeepingCapacity() } else { items = [] }
             head = 0
         } else if head >= 1024 && head * 2 >= items.count {
             // Drop the taken prefix once it is half the storage: O(1) amortised.

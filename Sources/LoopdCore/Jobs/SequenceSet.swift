@@ -1,3 +1,5 @@
+import LoopPlatform
+
 /// A set of job sequences in ascending order: one filter value's jobs for
 /// `jobs` (`JobIndex`). Insertion is an append for a job newer than every
 /// member (the usual case: jobs enter a state, or the table, about in
@@ -61,7 +63,7 @@ struct SequenceSet {
             marked += 1
         }
         if count == 0 {
-            items.removeAll(keepingCapacity: items.capacity <= 1024)
+            if items.capacity <= 1024 { items.removeAllKeepingCapacity() } else { items = [] }
             head = 0
             marked = 0
         } else if head + marked >= 64 && (head + marked) * 2 >= items.count {

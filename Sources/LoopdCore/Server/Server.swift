@@ -134,7 +134,7 @@ final class Server: @unchecked Sendable {
         log.flushHeld()
         swap(&flushing, &flushQueue)
         for c in flushing { c.flush() }
-        flushing.removeAll(keepingCapacity: true)
+        flushing.removeAllKeepingCapacity()
     }
 
     /// Serves `c`'s next share of requests in the next pass, after every
