@@ -1,5 +1,6 @@
 import Testing
 @testable import LoopdCore
+import LoopPlatform
 
 /// What the daemon keeps per finished job must not grow with the number of
 /// jobs run (under load, RSS returns to its baseline).
@@ -168,6 +169,30 @@ import Testing
         #expect(listed.count == 2_500 + 10)
         #expect(zip(listed, listed.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
         #expect(listed.suffix(3).map(\.id) == ["j4997", "j4998", "j4999"])
+    }
+}
+
+/// The reused lists of the loop and the scheduler (ready sources, due
+/// timers, lane reports) are emptied in place: nothing is left in them,
+/// what they held is released, and their storage stays for the next pass.
+@Suite struct ListReuseTests {
+    private final class Tracked {}
+
+    @Test(arguments: [0, 1, 2, 4, 5, 100])
+    func emptiesReleasesAndKeepsTheStorage(count: Int) {
+        var list: [Tracked] = []
+        list.reserveCapacity(128)
+        weak var last: Tracked?
+        for _ in 0..<count {
+            let t = Tracked()
+            last = t
+            list.append(t)
+        }
+        let capacity = list.capacity
+        list.removeAllKeepingCapacity()
+        #expect(list.isEmpty)
+        #expect(list.capacity == capacity)
+        #expect(last == nil)
     }
 }
 
