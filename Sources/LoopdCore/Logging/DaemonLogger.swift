@@ -40,6 +40,11 @@ public struct DaemonLogger: Sendable {
         /// metadata of its own: records then skip swift-log's metadata
         /// dictionary (one is written per job, so this is on the hot path).
         let direct: (any DirectLogHandler)?
+        /// `direct`'s level, and its `holdJobEnd` as a closure: a job's end
+        /// reaches the handler without copying it out of its existential
+        /// box (an outlined copy and a destroy per job).
+        let directLevel: Logger.Level
+        let holdJobEnd: (@Sendable (JobEndRecord, String, String, UInt) -> Bool)?
         /// The block that writes what `direct` held, queued once per batch
         /// that holds a record: made once per handler, not once per batch.
         let flushHeldBlock: (@Sendable () -> Void)?
@@ -51,9 +56,13 @@ public struct DaemonLogger: Sendable {
             self.logger = logger
             if let handler = logger.handler as? any DirectLogHandler, handler.metadata.isEmpty {
                 direct = handler
+                directLevel = handler.logLevel
+                holdJobEnd = { handler.holdJobEnd($0, file: $1, function: $2, line: $3) }
                 flushHeldBlock = { handler.flushHeld() }
             } else {
                 direct = nil
+                directLevel = logger.logLevel
+                holdJobEnd = nil
                 flushHeldBlock = nil
             }
             self.holdLoop = holdLoop
@@ -68,6 +77,8 @@ public struct DaemonLogger: Sendable {
         set { parts = Parts(newValue, holdLoop: parts.holdLoop) }
     }
     var direct: (any DirectLogHandler)? { parts.direct }
+    var directLevel: Logger.Level { parts.directLevel }
+    var holdJobEnd: (@Sendable (JobEndRecord, String, String, UInt) -> Bool)? { parts.holdJobEnd }
     var flushHeldBlock: (@Sendable () -> Void)? { parts.flushHeldBlock }
     var holdLoop: Loop? { parts.holdLoop }
 

@@ -64,17 +64,20 @@ extension DaemonLogger {
     /// `holdJobEnds(until:)`, the handler may hold it until the end of the
     /// loop's current batch of work.
     func jobEnded(_ record: JobEndRecord, file: String = #fileID, function: String = #function, line: UInt = #line) {
-        if let direct {
-            guard direct.logLevel <= record.level else { return }
-            guard let loop = holdLoop else {
-                direct.writeJobEnd(record, file: file, function: function, line: line)
-                return
-            }
-            if direct.holdJobEnd(record, file: file, function: function, line: line), let flush = flushHeldBlock {
+        // The handler is reached through `holdJobEnd` first, so the usual
+        // case never copies it out of its box.
+        if let hold = holdJobEnd, let loop = holdLoop {
+            guard directLevel <= record.level else { return }
+            if hold(record, file, function, line), let flush = flushHeldBlock {
                 // The first line held: written once this batch's blocks
                 // have run, and before the replies they queue are flushed.
                 loop.perform(inModes: nil, flush)
             }
+            return
+        }
+        if let direct {
+            guard directLevel <= record.level else { return }
+            direct.writeJobEnd(record, file: file, function: function, line: line)
             return
         }
         self(record.level, record.message, record.fields, id: record.messageID, file: file, function: function, line: line)
