@@ -100,7 +100,10 @@ final class JobLane: @unchecked Sendable {
     }
 
     private func admits(_ job: Job, _ mode: Loop.Mode?) -> Bool {
-        guard let modes = job.modes else { return true }
+        // A job without extras runs in the default mode alone: told
+        // without making its modes array.
+        guard let extras = job.extras else { return mode == .default }
+        guard let modes = extras.modes else { return true }
         guard let mode else { return false }
         return modes.contains(mode)
     }

@@ -24,12 +24,14 @@ struct ReadyQueue<Element> {
 
     /// Removes and returns the oldest element that `admits`; nil if none does.
     mutating func takeFirst(where admits: (Element) -> Bool) -> Element? {
-        guard let index = items[head...].firstIndex(where: admits) else { return nil }
+        guard head < items.count else { return nil }
         let element: Element
-        if index == head {
+        if admits(items[head]) {
+            // The usual case, tried before a search: the oldest is admitted.
             element = items[head]
             head += 1
         } else {
+            guard let index = items[(head + 1)...].firstIndex(where: admits) else { return nil }
             element = items.remove(at: index)
         }
         if head == items.count {

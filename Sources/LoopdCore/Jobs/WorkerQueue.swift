@@ -59,7 +59,12 @@ final class WorkerQueue: @unchecked Sendable {
     /// Counts `job` in (`delta` 1) or out (-1) of the waiting jobs.
     func countWaiting(_ job: Job, _ delta: Int) {
         waiting += delta
-        guard let modes = job.modes else {
+        // A job without extras runs in the default mode alone.
+        guard let extras = job.extras else {
+            waitingInDefaultMode += delta
+            return
+        }
+        guard let modes = extras.modes else {
             waitingInEveryMode += delta
             return
         }
