@@ -4,10 +4,12 @@ import LoopdProtocol
 import Synchronization
 
 /// The worker thread's side of the job pipeline: its serial lane. Jobs
-/// arrive in order and start by priority (`JobReadyQueue`); one runs at a time; a job whose mode the loop is not
-/// running now waits here for that mode while later jobs of the running
-/// mode proceed, and when the mode comes, the waiting jobs start by priority. Everything the lane learns goes
-/// to the main loop as `LaneReport`s. Worker thread only, `init` aside.
+/// arrive in order and start by priority (`JobReadyQueue`); one runs at a
+/// time; a job whose mode the loop is not running now waits here for that
+/// mode while later jobs of the running mode proceed, and when the mode
+/// comes, the jobs waiting for it start by priority too. Everything the
+/// lane learns goes to the main loop as `LaneReport`s. Worker thread only,
+/// `init` aside.
 final class JobLane: @unchecked Sendable {
     let worker: Worker
     private let mailbox: LaneMailbox
