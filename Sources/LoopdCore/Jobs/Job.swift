@@ -117,6 +117,16 @@ final class Job: @unchecked Sendable {
     var mode: String? { extras?.mode }
     /// The loop modes whose runs may start it (nil: every mode the worker runs).
     var modes: [Loop.Mode]? { extras.map(\.modes) ?? Job.defaultModes }
+
+    /// Whether a run of `mode` (nil: none is known) may start it. A job
+    /// without extras runs in the default mode alone: told without making
+    /// its modes array (the lane asks for every job it starts).
+    func runs(in mode: Loop.Mode?) -> Bool {
+        guard let extras else { return mode == .default }
+        guard let modes = extras.modes else { return true }
+        guard let mode else { return false }
+        return modes.contains(mode)
+    }
     var expiresInMs: Int64? { extras?.expiresInMs }
     var retries: Int { extras?.retries ?? 0 }
     var retryBackoffMs: Int64 { extras?.retryBackoffMs ?? RequestLimits.defaultRetryBackoffMs }
@@ -230,7 +240,7 @@ final class Job: @unchecked Sendable {
     }
 
     /// Queued, or held while its worker's mode does not admit it.
-    private var waitingState: JobState { worker.admits(modes) ? .queued : .held }
+    private var waitingState: JobState { runs(in: worker.runMode) ? .queued : .held }
 }
 
 /// Where a reply about a job goes: the connection's reply sink and the id

@@ -101,15 +101,6 @@ final class JobLane: @unchecked Sendable {
         running?.context.shutDown()
     }
 
-    private func admits(_ job: Job, _ mode: Loop.Mode?) -> Bool {
-        // A job without extras runs in the default mode alone: told
-        // without making its modes array.
-        guard let extras = job.extras else { return mode == .default }
-        guard let modes = extras.modes else { return true }
-        guard let mode else { return false }
-        return modes.contains(mode)
-    }
-
     /// Starts ready jobs one after another until one is still running or
     /// none is admitted. Iterative, so a run of jobs that finish at once
     /// does not nest calls.
@@ -122,7 +113,7 @@ final class JobLane: @unchecked Sendable {
         }
         while running == nil && !stopping {
             let mode = currentMode
-            guard let job = ready.takeFirst(where: { admits($0, mode) }) else { return }
+            guard let job = ready.takeFirst(where: { $0.runs(in: mode) }) else { return }
             guard job.claim.start() else { continue }  // cancelled meanwhile
             start(job)
         }
