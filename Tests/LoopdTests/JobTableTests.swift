@@ -194,6 +194,17 @@ import LoopPlatform
         #expect(list.capacity == capacity)
         #expect(last == nil)
     }
+
+    @Test func storageLargerThanTheBoundIsFreed() {
+        var list = [Int](repeating: 7, count: 2000)
+        list.removeAllKeepingCapacity(ifAtMost: 1024)
+        #expect(list.isEmpty && list.capacity == 0)
+        var small = [1, 2, 3]
+        small.reserveCapacity(100)
+        let capacity = small.capacity
+        small.removeAllKeepingCapacity(ifAtMost: 1024)
+        #expect(small.isEmpty && small.capacity == capacity)
+    }
 }
 
 /// A worker's ready queue (JobLane): arrival order, jobs of another mode

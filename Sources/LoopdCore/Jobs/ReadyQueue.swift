@@ -35,7 +35,7 @@ struct ReadyQueue<Element> {
             element = items.remove(at: index)
         }
         if head == items.count {
-            if items.capacity <= 1024 { items.removeAllKeepingCapacity() } else { items = [] }
+            items.removeAllKeepingCapacity(ifAtMost: 1024)
             head = 0
         } else if head >= 1024 && head * 2 >= items.count {
             // Drop the taken prefix once it is half the storage: O(1) amortised.

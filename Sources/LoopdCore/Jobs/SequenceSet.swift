@@ -63,7 +63,7 @@ struct SequenceSet {
             marked += 1
         }
         if count == 0 {
-            if items.capacity <= 1024 { items.removeAllKeepingCapacity() } else { items = [] }
+            items.removeAllKeepingCapacity(ifAtMost: 1024)
             head = 0
             marked = 0
         } else if head + marked >= 64 && (head + marked) * 2 >= items.count {
