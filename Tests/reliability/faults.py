@@ -220,12 +220,18 @@ def set_nofile(n):
     return pre
 
 
-def try_ping(path, timeout):
-    """A connected socket and whether its ping was answered within `timeout`."""
+def connect_and_ping(path, timeout=None):
+    """A socket connected to `path` that has sent a ping."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(path)
     s.sendall(b'{"id":1,"op":"ping"}\n')
+    return s
+
+
+def try_ping(path, timeout):
+    """A connected socket and whether its ping was answered within `timeout`."""
+    s = connect_and_ping(path, timeout)
     try:
         data = s.recv(4096)
         return s, b'"ok":true' in data
@@ -245,9 +251,7 @@ def ping_unless_refused(d, patience=30):
     (this one: no other is waiting). Decided by those events, not by how
     fast an answer comes; `patience` seconds bound the wait for either."""
     pauses = accept_pauses(d)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(d.socket_path)
-    s.sendall(b'{"id":1,"op":"ping"}\n')
+    s = connect_and_ping(d.socket_path)
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
         ready, _, _ = select.select([s], [], [], 0.05)
