@@ -12,13 +12,9 @@
 /// run by its sequence (no index of ids), and an id still fits the 15
 /// bytes a Swift `String` stores inline (`JobIDGenerator`).
 ///
-/// The permutation is a balanced Feistel network of four rounds over the
-/// word's 32-bit halves, each round's function SipHash-2-4 under the key of
-/// (round, half). Luby and Rackoff showed four rounds of a pseudorandom
-/// function make a strong pseudorandom permutation (indistinguishable from
-/// a random one even to whoever may also ask for inverses), and a Feistel
-/// network is invertible whatever its round function, so every id
-/// deciphers to exactly one word.
+/// The permutation is the block cipher Speck64/128 (`Speck64`), a 64-bit
+/// block under the run's 128-bit key: every id deciphers to exactly one
+/// word.
 ///
 /// The top 16 bits mark what the word is: 0 for a job id, 1 for a cursor,
 /// so neither can pass for the other. A word made with another run's key
@@ -41,10 +37,10 @@ struct JobIDCodec: Sendable {
         case cursor = 1
     }
 
-    private let key: JobIDKey
+    private let cipher: Speck64
 
     init(key: JobIDKey) {
-        self.key = key
+        cipher = Speck64(key: key)
     }
 
     /// The id of the job with `sequence` (1 ... `maxSequence`).
@@ -62,7 +58,7 @@ struct JobIDCodec: Sendable {
 
     private func encode(_ sequence: UInt64, _ mark: Mark) -> String {
         precondition(sequence <= Self.maxSequence, "sequence \(sequence) is beyond the \(Self.sequenceBits) bits an id holds")
-        var word = encipher(mark.rawValue << Self.sequenceBits | sequence)
+        var word = cipher.encipher(mark.rawValue << Self.sequenceBits | sequence)
         // The digits, last first, zero-padded to the fixed width: one small
         // string made in place (`String(_:radix:)` costs five times as much).
         return String(unsafeUninitializedCapacity: Self.digits) { digits in
@@ -77,7 +73,7 @@ struct JobIDCodec: Sendable {
 
     private func decode(_ text: String, _ mark: Mark) -> UInt64? {
         guard text.utf8.count == Self.digits, let word = Self.parse(text) else { return nil }
-        let plain = decipher(word)
+        let plain = cipher.decipher(word)
         guard plain >> Self.sequenceBits == mark.rawValue else { return nil }
         return plain & Self.maxSequence
     }
@@ -98,31 +94,5 @@ struct JobIDCodec: Sendable {
             n = sum
         }
         return n
-    }
-
-    private static let rounds: UInt64 = 4
-
-    /// The Feistel network forward: each round swaps the halves and mixes
-    /// the round function of one into the other.
-    private func encipher(_ word: UInt64) -> UInt64 {
-        var left = UInt32(truncatingIfNeeded: word >> 32), right = UInt32(truncatingIfNeeded: word)
-        for round in 0..<Self.rounds {
-            (left, right) = (right, left ^ f(round, right))
-        }
-        return UInt64(left) << 32 | UInt64(right)
-    }
-
-    /// The same rounds undone, last first.
-    private func decipher(_ word: UInt64) -> UInt64 {
-        var left = UInt32(truncatingIfNeeded: word >> 32), right = UInt32(truncatingIfNeeded: word)
-        for round in (0..<Self.rounds).reversed() {
-            (left, right) = (right ^ f(round, left), left)
-        }
-        return UInt64(left) << 32 | UInt64(right)
-    }
-
-    /// The round function: the keyed PRF of (round, half), its low 32 bits.
-    private func f(_ round: UInt64, _ half: UInt32) -> UInt32 {
-        UInt32(truncatingIfNeeded: key.hash(round << 32 | UInt64(half)))
     }
 }

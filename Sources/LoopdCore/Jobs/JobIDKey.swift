@@ -3,14 +3,6 @@ import LoopPlatform
 /// The secret of one run of the daemon that its job ids are made with
 /// (`JobIDCodec`): 128 bits from the kernel's generator, drawn at every
 /// start, never written anywhere. Immutable.
-///
-/// Its one use is as a keyed pseudorandom function, SipHash-2-4 (Aumasson
-/// and Bernstein, 2012) of one 64-bit word. SipHash is the PRF Swift's own
-/// `Hasher` runs, but `Hasher` takes its key from the process's seed, which
-/// `SWIFT_DETERMINISTIC_HASHING` fixes, and offers no way to give it one;
-/// so the key is ours (`RandomBytes`) and the function written out here.
-/// Its output is indistinguishable from random to whoever lacks the key,
-/// which is what makes the ids built on it unguessable.
 struct JobIDKey: Sendable, Equatable {
     let k0: UInt64
     let k1: UInt64
@@ -31,53 +23,66 @@ struct JobIDKey: Sendable, Equatable {
         }
         return JobIDKey(k0, k1)
     }
-
-    /// SipHash-2-4 of the eight bytes of `word` in little-endian order
-    /// (one compression block, then the length block, then finalisation).
-    func hash(_ word: UInt64) -> UInt64 {
-        var s = SipState(k0: k0, k1: k1)
-        s.absorb(word)
-        s.absorb(8 << 56)  // the last block: no bytes left, the length 8 in its top byte
-        return s.finish()
-    }
 }
 
-/// SipHash's four-word state: two compression rounds per block, four
-/// finalisation rounds.
-private struct SipState {
-    var v0: UInt64, v1: UInt64, v2: UInt64, v3: UInt64
+/// The block cipher Speck64/128 (Beaulieu, Shors, Smith, Treatman-Clark,
+/// Weeks and Wingers, 2013) under one `JobIDKey`: a keyed permutation of
+/// 64-bit words, 27 rounds of add, rotate and xor on the word's 32-bit
+/// halves. No cryptanalysis reaches the full 27 rounds, and with the key
+/// secret its words are indistinguishable from a random permutation's well
+/// past the few billion ids a run could show anyone. The round keys are
+/// expanded once. Immutable.
+///
+/// Why written out here: no library the daemon depends on has a 64-bit
+/// block cipher (swift-crypto's are 128-bit, and an id must fit 13
+/// digits), and the whole cipher is the two short loops below, checked
+/// against the designers' test vector.
+struct Speck64: Sendable {
+    /// One key a round, 27 rounds.
+    private let roundKeys: InlineArray<27, UInt32>
 
-    init(k0: UInt64, k1: UInt64) {
-        // The initial constants spell "somepseudorandomlygeneratedbytes".
-        v0 = k0 ^ 0x736f_6d65_7073_6575
-        v1 = k1 ^ 0x646f_7261_6e64_6f6d
-        v2 = k0 ^ 0x6c79_6765_6e65_7261
-        v3 = k1 ^ 0x7465_6462_7974_6573
+    /// The key's four 32-bit words, lowest first: the first round key and
+    /// the three words the schedule starts from.
+    init(key: JobIDKey) {
+        var k = UInt32(truncatingIfNeeded: key.k0)
+        var l = [UInt32(truncatingIfNeeded: key.k0 >> 32), UInt32(truncatingIfNeeded: key.k1),
+                 UInt32(truncatingIfNeeded: key.k1 >> 32)]
+        var keys = InlineArray<27, UInt32>(repeating: k)
+        for i in 0..<(keys.count - 1) {
+            let next = (k &+ Self.rotateRight(l[i], 8)) ^ UInt32(i)
+            l.append(next)
+            k = Self.rotateLeft(k, 3) ^ next
+            keys[i + 1] = k
+        }
+        roundKeys = keys
     }
 
-    mutating func absorb(_ m: UInt64) {
-        v3 ^= m
-        round()
-        round()
-        v0 ^= m
+    /// `word` enciphered: its high half is Speck's x, its low half y.
+    func encipher(_ word: UInt64) -> UInt64 {
+        var x = UInt32(truncatingIfNeeded: word >> 32), y = UInt32(truncatingIfNeeded: word)
+        // Through a span: a subscript of the stored array copied all of it per round.
+        let keys = roundKeys.span
+        for i in keys.indices {
+            x = (Self.rotateRight(x, 8) &+ y) ^ keys[i]
+            y = Self.rotateLeft(y, 3) ^ x
+        }
+        return UInt64(x) << 32 | UInt64(y)
     }
 
-    mutating func finish() -> UInt64 {
-        v2 ^= 0xff
-        for _ in 0..<4 { round() }
-        return v0 ^ v1 ^ v2 ^ v3
+    /// The rounds undone, last first: `decipher(encipher(w)) == w`.
+    func decipher(_ word: UInt64) -> UInt64 {
+        var x = UInt32(truncatingIfNeeded: word >> 32), y = UInt32(truncatingIfNeeded: word)
+        let keys = roundKeys.span
+        for i in keys.indices.reversed() {
+            y = Self.rotateRight(y ^ x, 3)
+            x = Self.rotateLeft((x ^ keys[i]) &- y, 8)
+        }
+        return UInt64(x) << 32 | UInt64(y)
     }
 
-    private mutating func round() {
-        v0 &+= v1; v1 = rotate(v1, 13); v1 ^= v0; v0 = rotate(v0, 32)
-        v2 &+= v3; v3 = rotate(v3, 16); v3 ^= v2
-        v0 &+= v3; v3 = rotate(v3, 21); v3 ^= v0
-        v2 &+= v1; v1 = rotate(v1, 17); v1 ^= v2; v2 = rotate(v2, 32)
-    }
-
-    /// A left rotation. The masking shifts (`&<<`, `&>>`) and the inlining
-    /// let it compile to one instruction; the checked shifts did not, and
-    /// the rotations were 3% of a job's instructions (every id is 96 of them).
+    // Masking shifts, inlined: each rotation compiles to one instruction.
     @inline(__always)
-    private func rotate(_ x: UInt64, _ n: UInt64) -> UInt64 { (x &<< n) | (x &>> (64 &- n)) }
+    private static func rotateLeft(_ v: UInt32, _ n: UInt32) -> UInt32 { (v &<< n) | (v &>> (32 &- n)) }
+    @inline(__always)
+    private static func rotateRight(_ v: UInt32, _ n: UInt32) -> UInt32 { (v &>> n) | (v &<< (32 &- n)) }
 }
