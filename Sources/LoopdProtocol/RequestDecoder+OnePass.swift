@@ -68,8 +68,8 @@ extension RequestDecoder {
         // would be copied out and destroyed twice.
         var members = Members()
         guard readMembers(&scanner, into: &members), let op = members.op,
-              let operation = operation(op, members) else { return nil }
-        return Request(id: members.id, operation: consume operation)
+              let operation = operation(op, &members) else { return nil }
+        return Request(id: members.id.take(), operation: consume operation)
     }
 
     /// Reads `{ "name": value, … }` to the end of the line into `m`; false
@@ -118,28 +118,30 @@ extension RequestDecoder {
         return v
     }
 
-    private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: Members) -> Operation? {
+    /// The operation `op` names, made of the members, which it takes: the
+    /// values move into the request rather than being copied.
+    private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: inout Members) -> Operation? {
         func isOp(_ literal: StaticString) -> Bool { RequestScanner.equal(op, literal) }
-        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode, .priority, .expiresInMs]) ? submit(m) : nil }
+        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode, .priority, .expiresInMs]) ? submit(&m) : nil }
         if isOp("ping") { return m.only([]) ? .ping : nil }
-        if isOp("status") { return m.only([.job]) ? m.job.map { .status(job: $0) } : nil }
-        if isOp("cancel") { return m.only([.job]) ? m.job.map { .cancel(job: $0) } : nil }
+        if isOp("status") { return m.only([.job]) ? m.job.take().map { .status(job: $0) } : nil }
+        if isOp("cancel") { return m.only([.job]) ? m.job.take().map { .cancel(job: $0) } : nil }
         if isOp("stats") { return m.only([]) ? .stats : nil }
         if isOp("workers") { return m.only([]) ? .workers : nil }
         if isOp("metrics") { return m.only([]) ? .metrics : nil }
-        if isOp("inspect") { return m.only([.worker]) ? m.worker.map { .inspect(worker: $0) } : nil }
+        if isOp("inspect") { return m.only([.worker]) ? m.worker.take().map { .inspect(worker: $0) } : nil }
         if isOp("mode") {
-            guard m.only([.worker, .mode]), let worker = m.worker, let mode = m.mode else { return nil }
+            guard m.only([.worker, .mode]), let worker = m.worker.take(), let mode = m.mode.take() else { return nil }
             return .mode(worker: worker, mode: mode)
         }
         return nil
     }
 
-    private static func submit(_ m: Members) -> Operation? {
-        guard let action = m.action else { return nil }
-        if let args = m.args, args.count > RequestLimits.maxArgs { return nil }
+    private static func submit(_ m: inout Members) -> Operation? {
+        guard let action = m.action.take() else { return nil }
+        if let n = m.args?.count, n > RequestLimits.maxArgs { return nil }
         let placement: Placement
-        switch (m.worker, m.key) {
+        switch (m.worker.take(), m.key.take()) {
         case (.some, .some): return nil
         case (let w?, nil): placement = w == "any" ? .any : .worker(w)
         case (nil, let k?): placement = .key(k)
@@ -154,8 +156,8 @@ extension RequestDecoder {
         }
         if let e = m.expiresInMs, !(1...RequestLimits.maxExpiresInMs).contains(e) { return nil }
         // Made in one step, not field by field: the request is a large value.
-        return .submit(SubmitRequest(action: action, args: m.args ?? [], placement: placement, wait: m.wait ?? true,
-                                     delayMs: m.delayMs ?? 0, timeoutMs: m.timeoutMs, mode: m.mode,
+        return .submit(SubmitRequest(action: action, args: m.args.take() ?? [], placement: placement, wait: m.wait ?? true,
+                                     delayMs: m.delayMs ?? 0, timeoutMs: m.timeoutMs, mode: m.mode.take(),
                                      durable: m.durable ?? false, priority: priority, expiresInMs: m.expiresInMs))
     }
 }

@@ -16,10 +16,13 @@ extension Server {
         }
     }
 
-    func handle(_ request: Request, from c: Connection) {
+    func handle(_ request: consuming Request, from c: Connection) {
         let id = request.id
         let r = c.requester
-        switch request.operation {
+        // Moved out, not copied: a submit's request is a large value.
+        var operation = Operation.ping
+        swap(&operation, &request.operation)
+        switch consume operation {
         case .ping:
             c.sink.send(Response.ok(id: id, [("pid", .integer(Int64(processID()))), ("version", .string(Server.version))]))
         case .submit(let s):
