@@ -48,6 +48,9 @@ struct JobTable {
     /// Where the last forgotten job's slot was: jobs are forgotten in about
     /// the order they were submitted, so the next one is usually just after.
     private var clearHint = 0
+    /// `retain`'s list of the sequences a job displaces, kept between calls.
+    private var displacedSequences: [UInt64] = []
+
     init(retainedCapacity: Int, retainedByteLimit: Int = .max, ids: JobIDCodec? = nil) {
         precondition(retainedCapacity > 0, "the job table keeps at least one ended job")
         succeeded = RetainedRing(capacity: retainedCapacity, byteLimit: retainedByteLimit)
@@ -149,14 +152,21 @@ struct JobTable {
     /// age, at `nowMs`), which the table no longer knows and the caller
     /// then forgets.
     mutating func retain(_ job: Job, failed: Bool = false, nowMs: Int64 = 0) -> [Job] {
-        var evicted: [UInt64]
-        if failed && failures.capacity > 0 {
-            evicted = failures.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs)
-        } else {
-            evicted = succeeded.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs)
+        // The table's own list, taken and handed back emptied: a job that
+        // displaces nothing (most, until the bound is reached) allocates nothing.
+        var displaced: [UInt64] = []
+        swap(&displaced, &displacedSequences)
+        defer {
+            displaced.removeAllKeepingCapacity(ifAtMost: 64)
+            swap(&displaced, &displacedSequences)
         }
-        if failureRetentionMs < .max { evicted += failures.evict(endedBefore: nowMs - failureRetentionMs) }
-        return evicted.compactMap { forget($0) }
+        if failed && failures.capacity > 0 {
+            failures.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs, displacing: &displaced)
+        } else {
+            succeeded.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs, displacing: &displaced)
+        }
+        if failureRetentionMs < .max { failures.evict(endedBefore: nowMs - failureRetentionMs, into: &displaced) }
+        return displaced.isEmpty ? [] : displaced.compactMap { forget($0) }
     }
 
     /// Forgets an ended job before its turn (`discard`); the caller moves it to `forgotten`.
@@ -298,26 +308,22 @@ private struct RetainedRing {
 
     var count: Int { entries.count - oldest - discarded.count }
 
-    /// Adds the newest; returns the sequences it pushes out.
-    mutating func add(_ sequence: UInt64, bytes jobBytes: Int, endedAtMs: Int64) -> [UInt64] {
+    /// Adds the newest; appends the sequences it pushes out to `gone`.
+    mutating func add(_ sequence: UInt64, bytes jobBytes: Int, endedAtMs: Int64, displacing gone: inout [UInt64]) {
         entries.append((sequence, jobBytes, endedAtMs))
         bytes += jobBytes
         members?.insert(sequence)
-        var gone: [UInt64] = []
         while count > capacity || (bytes > byteLimit && count > 1) {
             if let sequence = popOldest() { gone.append(sequence) }
         }
-        return gone
     }
 
     /// Pushes out the entries that ended before `cutoff` (ended order is
-    /// the ring's order, give or take a clock step).
-    mutating func evict(endedBefore cutoff: Int64) -> [UInt64] {
-        var gone: [UInt64] = []
+    /// the ring's order, give or take a clock step), appending them to `gone`.
+    mutating func evict(endedBefore cutoff: Int64, into gone: inout [UInt64]) {
         while oldest < entries.count && entries[oldest].endedAtMs < cutoff {
             if let sequence = popOldest() { gone.append(sequence) }
         }
-        return gone
     }
 
     /// Takes `sequence`, which it holds, out before its turn.
