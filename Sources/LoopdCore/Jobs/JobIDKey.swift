@@ -28,10 +28,9 @@ struct JobIDKey: Sendable, Equatable {
 /// The block cipher Speck64/128 (Beaulieu, Shors, Smith, Treatman-Clark,
 /// Weeks and Wingers, 2013) under one `JobIDKey`: a keyed permutation of
 /// 64-bit words, 27 rounds of add, rotate and xor on the word's 32-bit
-/// halves. No cryptanalysis reaches the full 27 rounds, and with the key
-/// secret its words are indistinguishable from a random permutation's well
-/// past the few billion ids a run could show anyone. The round keys are
-/// expanded once. Immutable.
+/// halves. Published attacks break versions with fewer rounds, none the
+/// full 27: without the key, a run's ids cannot be told from a random
+/// permutation's. The round keys are expanded once. Immutable.
 ///
 /// Why written out here: no library the daemon depends on has a 64-bit
 /// block cipher (swift-crypto's are 128-bit, and an id must fit 13
