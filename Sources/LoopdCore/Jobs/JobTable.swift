@@ -166,7 +166,7 @@ struct JobTable {
             succeeded.add(job.sequence, bytes: job.retainedBytes, endedAtMs: nowMs, displacing: &displaced)
         }
         if failureRetentionMs < .max { failures.evict(endedBefore: nowMs - failureRetentionMs, into: &displaced) }
-        return displaced.isEmpty ? [] : displaced.compactMap { forget($0) }
+        return displaced.compactMap { forget($0) }
     }
 
     /// Forgets an ended job before its turn (`discard`); the caller moves it to `forgotten`.
