@@ -63,13 +63,21 @@ extension RequestDecoder {
 
     /// The request in `line`, or nil when the generic decoder must judge it.
     static func decodeOnePass(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
+        var request = Request(id: nil, operation: .ping)
+        return decodeOnePass(line, into: &request) ? request : nil
+    }
+
+    /// Reads the request in `line` into `request`; false (with `request`
+    /// left as it was) when the generic decoder must judge it. Written in
+    /// place, not returned: a request is a large value, and returning one
+    /// (as an optional, through a closure) copies it several times over.
+    static func decodeOnePass(_ line: UnsafeBufferPointer<UInt8>, into request: inout Request) -> Bool {
         var scanner = RequestScanner(line)
-        // Read in place, not returned: an optional of this large value
-        // would be copied out and destroyed twice.
         var members = Members()
         guard readMembers(&scanner, into: &members), let op = members.op,
-              let operation = operation(op, &members) else { return nil }
-        return Request(id: members.id.take(), operation: consume operation)
+              operation(op, &members, into: &request.operation) else { return false }
+        request.id = members.id.take()
+        return true
     }
 
     /// Reads `{ "name": value, … }` to the end of the line into `m`; false
@@ -118,46 +126,53 @@ extension RequestDecoder {
         return v
     }
 
-    /// The operation `op` names, made of the members, which it takes: the
-    /// values move into the request rather than being copied.
-    private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: inout Members) -> Operation? {
+    /// Sets `out` to the operation `op` names, made of the members, which
+    /// it takes: the values move into the request rather than being
+    /// copied. False, with `out` unchanged, if the members do not make one.
+    private static func operation(_ op: UnsafeBufferPointer<UInt8>, _ m: inout Members, into out: inout Operation) -> Bool {
         func isOp(_ literal: StaticString) -> Bool { RequestScanner.equal(op, literal) }
-        if isOp("submit") { return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode, .priority, .expiresInMs]) ? submit(&m) : nil }
-        if isOp("ping") { return m.only([]) ? .ping : nil }
-        if isOp("status") { return m.only([.job]) ? m.job.take().map { .status(job: $0) } : nil }
-        if isOp("cancel") { return m.only([.job]) ? m.job.take().map { .cancel(job: $0) } : nil }
-        if isOp("stats") { return m.only([]) ? .stats : nil }
-        if isOp("workers") { return m.only([]) ? .workers : nil }
-        if isOp("metrics") { return m.only([]) ? .metrics : nil }
-        if isOp("inspect") { return m.only([.worker]) ? m.worker.take().map { .inspect(worker: $0) } : nil }
-        if isOp("mode") {
-            guard m.only([.worker, .mode]), let worker = m.worker.take(), let mode = m.mode.take() else { return nil }
-            return .mode(worker: worker, mode: mode)
+        if isOp("submit") {
+            return m.only([.action, .args, .worker, .key, .wait, .durable, .delayMs, .timeoutMs, .mode, .priority, .expiresInMs])
+                && submit(&m, into: &out)
         }
-        return nil
+        let operation: Operation?
+        if isOp("ping") { operation = m.only([]) ? .ping : nil }
+        else if isOp("status") { operation = m.only([.job]) ? m.job.take().map { .status(job: $0) } : nil }
+        else if isOp("cancel") { operation = m.only([.job]) ? m.job.take().map { .cancel(job: $0) } : nil }
+        else if isOp("stats") { operation = m.only([]) ? .stats : nil }
+        else if isOp("workers") { operation = m.only([]) ? .workers : nil }
+        else if isOp("metrics") { operation = m.only([]) ? .metrics : nil }
+        else if isOp("inspect") { operation = m.only([.worker]) ? m.worker.take().map { .inspect(worker: $0) } : nil }
+        else if isOp("mode"), m.only([.worker, .mode]), let worker = m.worker.take(), let mode = m.mode.take() {
+            operation = .mode(worker: worker, mode: mode)
+        } else { operation = nil }
+        guard let operation else { return false }
+        out = operation
+        return true
     }
 
-    private static func submit(_ m: inout Members) -> Operation? {
-        guard let action = m.action.take() else { return nil }
-        if let n = m.args?.count, n > RequestLimits.maxArgs { return nil }
+    private static func submit(_ m: inout Members, into out: inout Operation) -> Bool {
+        guard let action = m.action.take() else { return false }
+        if let n = m.args?.count, n > RequestLimits.maxArgs { return false }
         let placement: Placement
         switch (m.worker.take(), m.key.take()) {
-        case (.some, .some): return nil
+        case (.some, .some): return false
         case (let w?, nil): placement = w == "any" ? .any : .worker(w)
         case (nil, let k?): placement = .key(k)
         case (nil, nil): placement = .any
         }
-        if let delay = m.delayMs, !(0...RequestLimits.maxDelayMs).contains(delay) { return nil }
-        if let timeout = m.timeoutMs, !(1...RequestLimits.maxTimeoutMs).contains(timeout) { return nil }
+        if let delay = m.delayMs, !(0...RequestLimits.maxDelayMs).contains(delay) { return false }
+        if let timeout = m.timeoutMs, !(1...RequestLimits.maxTimeoutMs).contains(timeout) { return false }
         var priority = SubmitRequest.defaultPriority
         if let p = m.priority {
-            guard let v = UInt32(exactly: p) else { return nil }
+            guard let v = UInt32(exactly: p) else { return false }
             priority = v
         }
-        if let e = m.expiresInMs, !(1...RequestLimits.maxExpiresInMs).contains(e) { return nil }
-        // Made in one step, not field by field: the request is a large value.
-        return .submit(SubmitRequest(action: action, args: m.args.take() ?? [], placement: placement, wait: m.wait ?? true,
-                                     delayMs: m.delayMs ?? 0, timeoutMs: m.timeoutMs, mode: m.mode.take(),
-                                     durable: m.durable ?? false, priority: priority, expiresInMs: m.expiresInMs))
+        if let e = m.expiresInMs, !(1...RequestLimits.maxExpiresInMs).contains(e) { return false }
+        // Made in one step, in place, not field by field: the request is a large value.
+        out = .submit(SubmitRequest(action: action, args: m.args.take() ?? [], placement: placement, wait: m.wait ?? true,
+                                    delayMs: m.delayMs ?? 0, timeoutMs: m.timeoutMs, mode: m.mode.take(),
+                                    durable: m.durable ?? false, priority: priority, expiresInMs: m.expiresInMs))
+        return true
     }
 }

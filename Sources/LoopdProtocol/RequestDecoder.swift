@@ -36,10 +36,24 @@ public enum RequestDecoder {
     /// the same answer, with the one-pass decoder's request handed back
     /// directly rather than through a generic collection's storage call.
     public static func decode(_ line: ArraySlice<UInt8>) -> Result<Request, DecodeFailure> {
-        if let request = line.withUnsafeBufferPointer(decodeOnePass) {
-            return .success(request)
+        var request = Request(id: nil, operation: .ping)
+        if let failure = decode(line, into: &request) { return .failure(failure) }
+        return .success(request)
+    }
+
+    /// `decode` that writes the request into `request` and returns nil, or
+    /// returns the failure: what a server calls for each line it reads, so
+    /// that a submit's large request is made where it is used, not copied
+    /// out through a result.
+    public static func decode(_ line: ArraySlice<UInt8>, into request: inout Request) -> DecodeFailure? {
+        if line.withUnsafeBufferPointer({ decodeOnePass($0, into: &request) }) { return nil }
+        switch decodeGeneric(line) {
+        case .success(let decoded):
+            request = decoded
+            return nil
+        case .failure(let failure):
+            return failure
         }
-        return decodeGeneric(line)
     }
 
     /// Decodes a line through a `JSON` tree: the reference decoder, which

@@ -65,12 +65,24 @@ import Testing
         #"{"op":"jobs","since":"2026-11-24T08:01:02+01:00","limit":1000}"#,
     ]
 
-    /// Both doors of `decode` (any collection, and the slice of a read
-    /// buffer the server passes) answer as the generic decoder does.
+    /// Every door of `decode` (any collection, the slice of a read buffer,
+    /// and the server's, which writes the request in place) answers as the
+    /// generic decoder does; a line refused leaves the request in place as
+    /// it was.
     static func agree(_ bytes: [UInt8]) -> Bool {
         let generic = RequestDecoder.decodeGeneric(bytes)
         let buffer = Array("{\"op\":\"ping\"}\n".utf8) + bytes  // the line after another in the buffer
-        return RequestDecoder.decode(bytes) == generic && RequestDecoder.decode(buffer[(buffer.count - bytes.count)...]) == generic
+        let slice = buffer[(buffer.count - bytes.count)...]
+        let before = Request(id: .string("before"), operation: .stats)
+        var inPlace = before
+        let inPlaceAnswer: Result<Request, RequestDecoder.DecodeFailure>
+        if let failure = RequestDecoder.decode(slice, into: &inPlace) {
+            guard inPlace == before else { return false }
+            inPlaceAnswer = .failure(failure)
+        } else {
+            inPlaceAnswer = .success(inPlace)
+        }
+        return RequestDecoder.decode(bytes) == generic && RequestDecoder.decode(slice) == generic && inPlaceAnswer == generic
     }
 
     static func onePass(_ bytes: [UInt8]) -> Request? {

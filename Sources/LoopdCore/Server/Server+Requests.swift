@@ -8,11 +8,11 @@ extension Server {
     static let version = LoopdVersion.current
 
     func handleLine(_ line: ArraySlice<UInt8>, from c: Connection) {
-        switch RequestDecoder.decode(line) {
-        case .failure(let f):
+        var request = Request(id: nil, operation: .ping)
+        if let f = RequestDecoder.decode(line, into: &request) {
             c.sink.send { Response.error(id: f.id, f.error, into: &$0) }
-        case .success(let request):
-            handle(request, from: c)
+        } else {
+            handle(consume request, from: c)
         }
     }
 
