@@ -18,10 +18,8 @@ final class JobLane: @unchecked Sendable {
     /// Write every reply at once, even while the main loop is awake. Tests
     /// only: it lets a test hold the main loop and still get the reply.
     let writesRepliesAlways = Atomic<Bool>(false)
-    /// Ends reported together once the current batch of work is done.
+    /// Ends reported together when `pump` has started what it can.
     @exclusivity(unchecked) private var finishedBatch: [JobEnd] = []
-    /// The report's block, made once (not a closure per batch).
-    private lazy var reportBlock: @Sendable () -> Void = { [unowned self] in reportFinished() }
     @exclusivity(unchecked) private var ready = JobReadyQueue()
     /// The job running now, and when it started (monotonic nanoseconds).
     @exclusivity(unchecked) private var running: (job: Job, context: ActionContext, timeout: LoopTimer?, startedAt: UInt64)?
@@ -102,14 +100,15 @@ final class JobLane: @unchecked Sendable {
     }
 
     /// Starts ready jobs one after another until one is still running or
-    /// none is admitted. Iterative, so a run of jobs that finish at once
-    /// does not nest calls.
+    /// none is admitted, then reports the ends among them in one hand-off.
+    /// Iterative, so a run of jobs that finish at once does not nest calls.
     private func pump() {
         guard !pumping else { return }
         pumping = true
         defer {
             pumping = false
             handOffAt = nil
+            if !finishedBatch.isEmpty { reportFinished() }
         }
         while running == nil && !stopping {
             let mode = currentMode
@@ -154,12 +153,8 @@ final class JobLane: @unchecked Sendable {
         job.metrics.ran(acceptedAt: job.acceptedAt, startedAt: current.startedAt, endedAt: now.monotonic)
         handOffAt = now
         worker.runningJob.current = nil
-        if finishedBatch.isEmpty {
-            // Report after the jobs this pass can run, in one hand-off.
-            loop.perform(reportBlock)
-        }
         finishedBatch.append(JobEnd(job: job, outcome: outcome, usage: usage))
-        pump()
+        pump()  // reports the end, with those of the jobs it starts and that end at once
     }
 
     /// Reports the batch's ends, then answers the clients that wait for
