@@ -113,6 +113,30 @@ import Testing
         #expect(pipe.drain() == "")
     }
 
+    /// A caller that arranges the flush (the scheduler taking a batch of
+    /// job ends) queues no block: its held lines wait for its `flushHeld`,
+    /// however many passes the loop runs, and then go out in order.
+    @Test func heldJobEndsWithAnArrangedFlushWaitForIt() throws {
+        let pipe = try #require(CapturePipe())
+        let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
+        var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
+        let loop = Loop.current
+        log.holdJobEnds(until: loop)
+        let keepAlive = LoopTimer(after: .seconds(60)) { _ in }
+        loop.add(keepAlive, forMode: .default)
+        defer { keepAlive.invalidate() }
+        func record(_ n: Int) -> JobEndRecord {
+            JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
+        }
+        log.jobEnded(record(1), flushArranged: true)
+        log.jobEnded(record(2), flushArranged: true)
+        loop.run(mode: .default, timeout: .milliseconds(20))
+        #expect(pipe.drain() == "")
+        log.flushHeld()
+        let lines = pipe.drain().split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].contains("JOB_ID=j-1 ") && lines[1].contains("JOB_ID=j-2 "))
+    }
+
     @Test func journalEntriesAreUnchanged() {
         let handler = JournalLogHandler(identifier: "loopd")
         for id in [MessageID.jobFinished, nil] {

@@ -70,6 +70,9 @@ final class JobScheduler: @unchecked Sendable {
     private(set) var mailbox: LaneMailbox!
     /// An empty list with capacity that `recordReports` trades the mailbox's full one for.
     private var spareReports: [LaneReport] = []
+    /// `recordReports` is taking a batch: it writes the job-end lines the
+    /// batch holds once it is done (`DaemonLogger.jobEnded(flushArranged:)`).
+    private var takingReports = false
     @exclusivity(unchecked) private(set) var jobIDs: JobIDGenerator
     /// Delays, expiries and backoffs (implicitly unwrapped only because
     /// it hands due jobs back to this scheduler; set in `init`).
@@ -383,6 +386,14 @@ extension JobScheduler {
             swap(&reports, &spareReports)
         }
         guard mailbox.takeAll(swappingWith: &reports) else { return }
+        // The job-end lines of the take are written together as it ends,
+        // before any reply it queues is flushed: no block is queued for them.
+        let outerTake = takingReports
+        takingReports = true
+        defer {
+            takingReports = outerTake
+            if !outerTake { log.flushHeld() }
+        }
         for report in reports {
             switch report {
             case .started(let job):
@@ -439,7 +450,8 @@ extension JobScheduler {
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: end.protocolState, error: job.error, clientUID: job.clientUID,
                                   priority: job.priority == SubmitRequest.defaultPriority ? nil : job.priority,
-                                  attempt: job.retries > 0 ? job.attempt : nil, usage: usage))
+                                  attempt: job.retries > 0 ? job.attempt : nil, usage: usage),
+                     flushArranged: takingReports)
         if let reply = job.reply, !answeredByLane {
             stats.recordReply(byWorker: false)
             reply.sink.settle { JobReply.write(job, endedWith: outcome, usage: usage, requestID: reply.requestID, into: &$0) }
@@ -492,7 +504,8 @@ extension JobScheduler {
         let micros = (monotonicNanoseconds() &- job.acceptedAt) / 1000
         log.jobEnded(JobEndRecord(jobID: job.id, worker: job.worker.name, action: job.actionName, durationUsec: micros,
                                   state: Job.End(outcome).protocolState, error: error, clientUID: job.clientUID,
-                                  attempt: attempt, retryInMs: delay))
+                                  attempt: attempt, retryInMs: delay),
+                     flushArranged: takingReports)
         stats.retries += 1
         job.attempt = attempt + 1
         job.retry.delayMs = delay

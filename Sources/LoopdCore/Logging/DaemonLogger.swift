@@ -101,9 +101,10 @@ public struct DaemonLogger: Sendable {
         return logger.logLevel <= level
     }
 
-    /// Writes the job-end records the handler holds, if any.
+    /// Writes the job-end records the handler holds, if any (through the
+    /// handler's flush block: no copy of it out of its box).
     public func flushHeld() {
-        direct?.flushHeld()
+        flushHeldBlock?()
     }
 
     /// A logger that drops everything (tests).

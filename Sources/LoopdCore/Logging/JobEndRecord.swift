@@ -62,13 +62,16 @@ struct JobEndRecord {
 extension DaemonLogger {
     /// Logs a job's end: at info, or warning when it failed. With
     /// `holdJobEnds(until:)`, the handler may hold it until the end of the
-    /// loop's current batch of work.
-    func jobEnded(_ record: JobEndRecord, file: String = #fileID, function: String = #function, line: UInt = #line) {
+    /// loop's current batch of work; with `flushArranged`, until the caller
+    /// calls `flushHeld()` as its own batch ends (before the loop's blocks
+    /// run), and no block is queued for it.
+    func jobEnded(_ record: JobEndRecord, flushArranged: Bool = false,
+                  file: String = #fileID, function: String = #function, line: UInt = #line) {
         // The handler is reached through `holdJobEnd` first, so the usual
         // case never copies it out of its box.
         if let hold = holdJobEnd, let loop = holdLoop {
             guard directLevel <= record.level else { return }
-            if hold(record, file, function, line), let flush = flushHeldBlock {
+            if hold(record, file, function, line), !flushArranged, let flush = flushHeldBlock {
                 // The first line held: written once this batch's blocks
                 // have run, and before the replies they queue are flushed.
                 loop.perform(inModes: nil, flush)
