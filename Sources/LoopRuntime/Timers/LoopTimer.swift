@@ -128,7 +128,9 @@ public final class LoopTimer: @unchecked Sendable {
 
     /// Whether a heap entry still describes this timer's schedule.
     func isCurrent(_ entry: TimerHeap.Entry) -> Bool {
-        lock.withLock { state.describes(entry) }
+        // Field by field: a call on `state` copies it, and with it the
+        // weak reference to the loop (an atomic count each way).
+        lock.withLock { state.valid && state.generation == entry.generation }
     }
 
     /// Marks the timer firing for `entry`, if the entry still describes its
