@@ -86,6 +86,38 @@ import Testing
         #expect(kernel.unusedSteps == 0)
     }
 
+    /// R6: a timer taken out of one of its modes no longer wakes a run of
+    /// that mode, though its schedule, and the stale entry that mode still
+    /// holds, live on in the other. (The run just before looked at it as
+    /// that mode's earliest timer: a remembered answer must not outlive
+    /// the removal.)
+    @Test func R6_aTimerRemovedFromOneOfItsModesNoLongerWakesThatMode() {
+        let kernel = ScriptedKernel(clock: ManualClock())
+        let t0 = kernel.clock.now()
+        kernel.script(.timerExpires, .timerExpires, .timerExpires)
+        let fired = withScriptedLoop(kernel) { loop -> [String] in
+            let fired = Recorder<String>()
+            let clock = kernel.clock
+            let a: Loop.Mode = "r6-removed-a", b: Loop.Mode = "r6-removed-b"
+            let timer = LoopTimer(fireDate: t0 + .milliseconds(10), interval: .milliseconds(10)) { _ in
+                fired.append("\(modeName(loop)) at \(Self.ms(clock.now(), since: t0)!)")
+            }
+            loop.add(keepAlive(), forMode: a)
+            loop.add(timer, forMode: a)
+            loop.add(timer, forMode: b)
+            _ = loop.run(mode: a, timeout: .milliseconds(15))  // fires at +10, due again at +20 in both modes
+            loop.remove(timer, forMode: a)
+            _ = loop.run(mode: a, timeout: .milliseconds(30))
+            _ = loop.run(mode: b, timeout: .zero)
+            timer.invalidate()
+            return fired.all
+        }
+        #expect(kernel.waits.map { Self.ms($0, since: t0) } == [10, 15, 45],
+                "the run of the mode it left sleeps to its timeout, not to the timer's +20")
+        #expect(fired == ["r6-removed-a at 10", "r6-removed-b at 45"])
+        #expect(kernel.unusedSteps == 0)
+    }
+
     // MARK: R19: the sleep handshake
 
     @Test func R19_aBlockQueuedFromAnotherThreadAsTheLoopDecidesToSleepKeepsItAwake() {

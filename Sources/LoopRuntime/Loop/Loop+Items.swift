@@ -246,6 +246,7 @@ extension Loop {
 
     /// Takes `source` out of the kernel's set now. Lock held.
     func unregisterLocked(_ source: KernelSource) {
+        lastReady = nil
         if registered.removeValue(forKey: source.token) != nil { backend.unwatch(source.fd) }
     }
 

@@ -287,8 +287,13 @@ extension Loop {
         lock.withLock {
             for e in events {
                 if e.token == Loop.mainQueueToken { mainQueueReady = true; continue }
-                guard e.token > Loop.mainQueueToken, let reg = registered[e.token] else { continue }
-                ready.append((reg.source, e))
+                guard e.token > Loop.mainQueueToken else { continue }
+                if let last = lastReady, last.token == e.token {
+                    ready.append((last.source, e))
+                } else if let reg = registered[e.token] {
+                    lastReady = (e.token, reg.source)
+                    ready.append((reg.source, e))
+                }
             }
         }
         var handled = false
@@ -317,6 +322,7 @@ extension Loop {
         defer { lock.unlock() }
         kernelSetDirty.store(false, ordering: .relaxed)
         registeredMode = items.mode
+        lastReady = nil
         var wanted: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
         for s in items.kernelSources where s.isValid {
             let interest = s.interest

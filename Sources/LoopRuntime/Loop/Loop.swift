@@ -52,6 +52,10 @@ public final class Loop: @unchecked Sendable {
     var runningMode: Mode?
     /// The version-1 sources in the epoll set, by token.
     @exclusivity(unchecked) var registered: [UInt64: (source: KernelSource, interest: IOInterest)] = [:]
+    /// The source a ready event last named, found in `registered`, until
+    /// that set changes: a loop busy with one descriptor (a client's
+    /// socket, a lane's wake-up) finds it again without hashing its token.
+    @exclusivity(unchecked) var lastReady: (token: UInt64, source: KernelSource)?
     var clockStorage: LoopClock = .system
 
     // MARK: loop thread only

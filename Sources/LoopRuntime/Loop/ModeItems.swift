@@ -15,6 +15,10 @@ final class ModeItems {
     @exclusivity(unchecked) private(set) var timers: [ObjectIdentifier: LoopTimer] = [:]
     /// The same timers, by next fire date.
     @exclusivity(unchecked) var timerHeap = TimerHeap()
+    /// The timer `isLive` last found in `timers`, until a timer leaves: a
+    /// pass that may sleep looks at the earliest timer, and finding it
+    /// there costs a hash.
+    @exclusivity(unchecked) private var knownMember: ObjectIdentifier?
     /// Observers by (order, sequence).
     @exclusivity(unchecked) private(set) var observers: [LoopObserver] = []
     /// The union of the observers' activities, written under the loop's
@@ -81,6 +85,7 @@ final class ModeItems {
     @discardableResult
     func remove(_ t: LoopTimer) -> Bool {
         guard timers.removeValue(forKey: ObjectIdentifier(t)) != nil else { return false }
+        knownMember = nil
         timerCount.store(timers.count, ordering: .releasing)
         // Its heap entries go stale (isLive checks membership); rebuild the
         // heap only when stale entries dominate, so mass removal stays linear.
@@ -92,7 +97,12 @@ final class ModeItems {
 
     /// Whether a heap entry still stands for a scheduled timer of this mode.
     func isLive(_ e: TimerHeap.Entry) -> Bool {
-        e.timer.isCurrent(e) && timers[ObjectIdentifier(e.timer)] != nil
+        guard e.timer.isCurrent(e) else { return false }
+        let id = ObjectIdentifier(e.timer)
+        if id == knownMember { return true }
+        guard timers[id] != nil else { return false }
+        knownMember = id
+        return true
     }
 
     @discardableResult
