@@ -62,7 +62,10 @@ extension JSON {
     static func writeString(_ s: String, into out: inout some ByteOutput) {
         out.append(UInt8(ascii: "\""))
         let copied = s.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F || b == 0xE2 { return false }
+            let plain = jsonByteClasses.withUnsafeBufferPointer { classes in
+                !utf8.contains { classes[Int($0)] & JSONByteClasses.needsEscapeOnWrite != 0 }
+            }
+            guard plain else { return false }
             out.appendBytes(utf8)
             return true
         }

@@ -54,6 +54,8 @@ extension RequestDecoder {
         var expiresInMs: Int64?
 
         /// Whether only members in `allowed` (plus `id` and `op`) were given.
+        /// Inlined, so that each call's list folds into a constant mask.
+        @inline(__always)
         func only(_ allowed: [Member]) -> Bool {
             var mask = Member.id.bit | Member.op.bit
             for m in allowed { mask |= m.bit }

@@ -38,17 +38,19 @@ struct RequestScanner {
         guard consume(UInt8(ascii: "\"")) else { return nil }
         let start = i
         var high: UInt8 = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == UInt8(ascii: "\"") {
+        return jsonByteClasses.withUnsafeBufferPointer { classes in
+            while i < bytes.count {
+                let b = bytes[i]
+                if classes[Int(b)] & JSONByteClasses.endsRawRead != 0 {
+                    guard b == UInt8(ascii: "\"") else { return nil }  // an escape or a control character
+                    i += 1
+                    return (UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)]), high < 0x80)
+                }
+                high |= b
                 i += 1
-                return (UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)]), high < 0x80)
             }
-            guard b >= 0x20, b != UInt8(ascii: "\\") else { return nil }
-            high |= b
-            i += 1
+            return nil
         }
-        return nil
     }
 
     /// A string value (valid UTF-8, no escapes), or nil.

@@ -61,6 +61,20 @@ import Testing
     /// Replies and log lines are written on the stack first (`ByteCursor`):
     /// the bytes must be the array writer's, whether the text fits the
     /// stack or is written again into the array.
+    /// Every ASCII character, and the scalars whose UTF-8 starts with 0xE2,
+    /// inside a string and alone: the byte table the writer scans by
+    /// escapes exactly what the reference escapes.
+    @Test func everyASCIICharacterIsWrittenAsTheReferenceWritesIt() {
+        let scalars = (0..<0x80).map { Unicode.Scalar(UInt8($0)) } + ["\u{2028}", "\u{2029}", "\u{20AC}", "\u{2000}"]
+        for u in scalars {
+            for s in [String(u), "a\(u)b"] {
+                var bytes: [UInt8] = []
+                JSON.string(s).write(into: &bytes)
+                #expect(String(decoding: bytes, as: UTF8.self) == Self.referenceString(s), "U+\(String(u.value, radix: 16))")
+            }
+        }
+    }
+
     @Test func theStackWriterWritesTheSameBytesOrFallsBackToTheArray() {
         for value in Self.values {
             var direct: [UInt8] = []

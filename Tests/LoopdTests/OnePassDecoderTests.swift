@@ -135,6 +135,18 @@ import Testing
         #expect(Self.editsAgree(Self.valid) > 10_000)
     }
 
+    /// Every byte value inside a string, in a member name and in a value:
+    /// the byte table the one-pass scanner reads strings by stops where
+    /// the generic decoder would judge.
+    @Test func everyByteInsideAStringAgrees() {
+        for b in UInt8.min...UInt8.max {
+            let value = Array(#"{"op":"submit","action":"a"#.utf8) + [b] + Array(#"b"}"#.utf8)
+            #expect(Self.agree(value), "byte \(b) in a value")
+            let name = Array(#"{"op":"ping","i"#.utf8) + [b] + Array(#"d":1}"#.utf8)
+            #expect(Self.agree(name), "byte \(b) in a name")
+        }
+    }
+
     /// The same for `jobs` and `wait` lines (edits that turn them into a
     /// plain request of another op included).
     @Test func oneEditAwayFromJobsAndWaitTheyAgree() {
