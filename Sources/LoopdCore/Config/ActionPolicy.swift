@@ -43,6 +43,17 @@ extension DaemonConfig {
     public func permits(
         action: String, uid: UInt32, gid: UInt32?, supplementaryGroups: [UInt32] = [], daemonUID: UInt32
     ) -> Bool {
+        Self.permits(action: action, under: actions, uid: uid, gid: gid, supplementaryGroups: supplementaryGroups,
+                     daemonUID: daemonUID)
+    }
+
+    /// `permits(action:…)` with the configuration's actions passed alone:
+    /// the scheduler asks for every job, and calling the method on the
+    /// configuration it holds would copy the whole configuration first.
+    static func permits(
+        action: String, under actions: [String: Action], uid: UInt32, gid: UInt32?, supplementaryGroups: [UInt32],
+        daemonUID: UInt32
+    ) -> Bool {
         if uid == 0 || uid == daemonUID { return true }
         guard let policy = actions[action], policy.hasExplicitPolicy else {
             return DaemonConfig.openBuiltinActions.contains(action)

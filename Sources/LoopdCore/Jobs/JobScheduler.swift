@@ -233,8 +233,8 @@ final class JobScheduler: @unchecked Sendable {
         let owner = submitter.owner
         guard isAccepting else { throw ProtocolError(.shuttingDown, "loopd is stopping and accepts no new jobs") }
         guard let action = action(named: s.action) else { throw ProtocolError(.unknownAction, "no action named \"\(s.action)\"") }
-        guard config.permits(action: s.action, uid: owner.uid, gid: owner.gid, supplementaryGroups: owner.groups,
-                             daemonUID: daemonUID) else {
+        guard DaemonConfig.permits(action: s.action, under: config.actions, uid: owner.uid, gid: owner.gid,
+                                   supplementaryGroups: owner.groups, daemonUID: daemonUID) else {
             throw ProtocolError(.forbidden, "uid \(owner.uid) may not run action \"\(s.action)\"")
         }
         try action.validate(args: s.args)
@@ -256,7 +256,7 @@ final class JobScheduler: @unchecked Sendable {
         if jobID == nil { try checkJobQuotas(uid: owner.uid, argBytes: argBytes, durable: s.durable) }
         // A new id must not be one an earlier run's job still answers to.
         let (sequence, id) = jobIDs.next(keeping: jobID) { made in
-            table.hasOtherID(made) || journal?.hasFinished(id: made) == true
+            (table.hasOtherIDs && table.hasOtherID(made)) || journal?.hasFinished(id: made) == true
         }
         let kind = queue.kind(of: s.action, action, in: metrics)
         kind.metrics.accepted.increment()

@@ -98,8 +98,14 @@ struct JobTable {
     /// Whether `id` is one of the replayed jobs' ids still known: a new id
     /// of this run must not be.
     func hasOtherID(_ id: String) -> Bool {
-        !otherIDs.isEmpty && otherIDs.sequence(of: id).flatMap(job(at:))?.id == id
+        hasOtherIDs && otherIDs.sequence(of: id).flatMap(job(at:))?.id == id
     }
+
+    /// Whether any replayed job's id is still known. Asked first by the
+    /// scheduler for every new id: read alone, not through a call that
+    /// would copy the whole table out of it.
+    @inline(__always)
+    var hasOtherIDs: Bool { !otherIDs.isEmpty }
 
     /// The known job with `sequence`, if any.
     private func job(at sequence: UInt64) -> Job? {
