@@ -131,15 +131,18 @@ final class WorkerQueue: @unchecked Sendable {
     /// Sends the pending batch to the worker's loop.
     private func sendBatch() {
         guard !batch.isEmpty else { return }
-        let lane = self.lane
         if batch.count == 1 {
             // Most batches (a sequential client's): the job alone travels,
             // and the batch keeps its buffer (`removeLast` keeps it too, for
-            // less than `removeAll(keepingCapacity:)`).
+            // less than `removeAll(keepingCapacity:)`). The block captures
+            // the job alone and reaches the lane through it: a closure over
+            // one object needs no context of its own, one over two has one
+            // allocated per job.
             let job = batch.removeLast()
-            worker.thread.perform { lane.arrive(job) }
+            worker.thread.perform { job.queue.lane.arrive(job) }
             return
         }
+        let lane = self.lane
         let jobs = batch
         batch = []
         worker.thread.perform { lane.arrive(jobs) }
