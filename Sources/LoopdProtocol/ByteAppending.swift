@@ -10,6 +10,8 @@ public protocol ByteOutput {
     mutating func appendUTF8(_ s: String)
     /// Appends the decimal digits of `n` (what `String(n)` spells).
     mutating func appendDecimal(_ n: UInt64)
+    /// Appends `,"name":` for an ASCII name that needs no escape.
+    mutating func appendMemberName(_ name: StaticString)
 }
 
 /// Appending text to byte buffers with one copy each.
@@ -28,6 +30,13 @@ extension [UInt8]: ByteOutput {
     public mutating func appendUTF8(_ s: String) {
         let copied: Void? = s.utf8.withContiguousStorageIfAvailable { append(contentsOf: $0) }
         if copied == nil { append(contentsOf: s.utf8) }
+    }
+
+    @inlinable
+    public mutating func appendMemberName(_ name: StaticString) {
+        append(contentsOf: #",""#.utf8)
+        appendLiteral(name)
+        append(contentsOf: #"":"#.utf8)
     }
 
     public mutating func appendDecimal(_ n: UInt64) {
@@ -112,6 +121,20 @@ public struct ByteCursor: ByteOutput {
         // Not contiguous (a bridged string): all of it or nothing, as above.
         guard !didOverflow, s.utf8.count <= room else { return didOverflow = true }
         for byte in s.utf8 { append(byte) }
+    }
+
+    /// Checks the room once for the name and its four marks.
+    @inlinable
+    public mutating func appendMemberName(_ name: StaticString) {
+        let n = name.utf8CodeUnitCount
+        guard !didOverflow, n + 4 <= room else { return didOverflow = true }
+        let at = next
+        at[0] = UInt8(ascii: ",")
+        at[1] = UInt8(ascii: "\"")
+        (at + 2).update(from: name.utf8Start, count: n)
+        at[n + 2] = UInt8(ascii: "\"")
+        at[n + 3] = UInt8(ascii: ":")
+        used += n + 4
     }
 
     /// Writes the digits in place, last first, once their count is known.

@@ -70,11 +70,7 @@ extension Response {
         assert(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).allSatisfy {
             $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
         }, "a member name written as it is must need no escape")
-        out.append(UInt8(ascii: ","))
-        out.append(UInt8(ascii: "\""))
-        out.appendLiteral(name)
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
+        out.appendMemberName(name)
     }
 
     /// `,"name":value` for a name known only at run time, escaped as needed.

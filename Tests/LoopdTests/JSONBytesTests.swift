@@ -110,6 +110,17 @@ import Testing
             cursor.appendDecimal(.max)
             #expect(String(decoding: cursor.written, as: UTF8.self) == String(UInt64.max) && !cursor.overflowed)
         }
+        // A member name and its four marks fit whole or not at all, and
+        // spell what the array writes.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 11) { stack in
+            var cursor = ByteCursor(stack)
+            var array: [UInt8] = []
+            cursor.appendMemberName("state")
+            array.appendMemberName("state")
+            #expect(Array(cursor.written) == array && String(decoding: array, as: UTF8.self) == #","state":"#)
+            cursor.appendMemberName("id")
+            #expect(cursor.overflowed && cursor.count == 9)
+        }
     }
 
     @Test func replyLinesMatch() {
