@@ -220,3 +220,36 @@ struct Exposition {
         samples.first { $0.name == name && $0.labels == labels }?.value
     }
 }
+
+/// The job time histograms keep their own counts: an observation lands in
+/// the first bucket at or above it, the text adds them up as Prometheus's
+/// `le` says, and labels are escaped as the exposition format asks.
+@Suite struct JobTimeHistogramTests {
+    @Test func observationsAreCountedInEveryBucketAtOrAboveThemAndRendered() {
+        let h = JobTimeHistogram(labels: [("action", "a\"b\\c\nd"), ("worker", "w1")])
+        for ns: UInt64 in [0, 10_000, 10_001, 61_000_000_000] { h.record(nanoseconds: ns) }
+        var out: [UInt8] = []
+        h.render(name: "x", into: &out)
+        let lines = String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init)
+        let labels = #"action="a\"b\\c\nd",worker="w1""#
+        #expect(lines.count == DaemonMetrics.jobSecondsBuckets.count + 3)
+        #expect(lines.first == "x_bucket{\(labels),le=\"1e-05\"} 2", "0 and exactly 10 µs")
+        #expect(lines[1] == "x_bucket{\(labels),le=\"5e-05\"} 3")
+        #expect(lines.contains("x_bucket{\(labels),le=\"60.0\"} 3"), "61 s is above the last bound")
+        #expect(lines.contains("x_bucket{\(labels),le=\"+Inf\"} 4"))
+        #expect(lines.contains("x_sum{\(labels)} \((61_000_020_001.0 / 1e9).description)"))
+        #expect(lines.last == "x_count{\(labels)} 4")
+    }
+
+    @Test func aFamilyKeepsOneSeriesPerLabelSet() {
+        let family = JobTimeHistogramFamily(descriptor: DaemonMetrics.name("job", "wait", "seconds", "Help."))
+        let a = family.series([("worker", "w1")])
+        #expect(family.series([("worker", "w1")]) === a)
+        #expect(family.series([("worker", "w2")]) !== a)
+        var out: [UInt8] = []
+        family.render(into: &out)
+        let text = String(decoding: out, as: UTF8.self)
+        #expect(text.hasPrefix("# HELP loopd_job_wait_seconds Help.\n# TYPE loopd_job_wait_seconds histogram\n"))
+        #expect(text.components(separatedBy: "_count{").count == 3, "two series")
+    }
+}

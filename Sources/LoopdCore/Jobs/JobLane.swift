@@ -148,8 +148,7 @@ final class JobLane: @unchecked Sendable {
         let now = (unixMs: unixMilliseconds(), monotonic: monotonicNanoseconds())
         job.endedAtUnixMs = now.unixMs
         // Recorded here, before the end is reported or the reply written:
-        // a client that has the reply finds the job in the histograms. The
-        // histograms are this worker's alone, so their locks are not contended.
+        // a client that has the reply finds the job in the histograms.
         job.metrics.ran(acceptedAt: job.acceptedAt, startedAt: current.startedAt, endedAt: now.monotonic)
         handOffAt = now
         worker.runningJob.current = nil

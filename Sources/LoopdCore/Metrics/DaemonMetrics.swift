@@ -5,13 +5,13 @@ import Synchronization
 /// The daemon's metrics, kept in one daemon's own `PrometheusCollectorRegistry`
 /// (never the process-wide default: several daemons in one process each
 /// report their own). The `metrics` request's text is the registry's
-/// exposition (`render`).
+/// exposition and the job time histograms' (`render`).
 ///
 /// Cheap on the job path: each job's series (its action on its worker) is
 /// looked up once, at acceptance, and kept on the job. The main thread
 /// counts acceptances and ends (a relaxed atomic add each); the worker
-/// that ran a job records its wait and run times, in histograms no other
-/// worker touches, so their locks are never contended but by a scrape.
+/// that ran a job records its wait and run times, in histograms of our own
+/// (`JobTimeHistogram`: a relaxed atomic add an observation, no lock).
 /// What can be read when asked (queue depths, held jobs, loop stalls,
 /// connections, the journal's totals) is set at scrape time, not on every
 /// change. Main thread only, like the scheduler that owns it (the series
@@ -38,6 +38,9 @@ final class DaemonMetrics {
     private let journalCommits: Counter
     private let journalSizeBytes: Gauge
     let journalFsyncSeconds: ValueHistogram
+    /// The job wait and run time histograms, outside the registry.
+    private let jobWaitSeconds: JobTimeHistogramFamily
+    private let jobRunSeconds: JobTimeHistogramFamily
     /// The journal's totals at the last scrape: counters grow by the difference.
     private var journalSeen = (bytes: 0, commits: 0)
 
@@ -57,6 +60,11 @@ final class DaemonMetrics {
         journalFsyncSeconds = registry.makeValueHistogram(
             descriptor: Self.name("journal", "fsync", "seconds", "Time each journal commit's fdatasync took."),
             labels: [], buckets: Self.fsyncSecondsBuckets)
+        jobWaitSeconds = JobTimeHistogramFamily(
+            descriptor: Self.name("job", "wait", "seconds", "Time from a job's acceptance to its start on the worker."))
+        jobRunSeconds = JobTimeHistogramFamily(
+            descriptor: Self.name("job", "run", "seconds",
+                                  "Time from a job's start on its worker to its end, by action and worker."))
     }
 
     /// `loopd_<subsystem>_<name>[_<unit>]` with its help text.
@@ -69,13 +77,14 @@ final class DaemonMetrics {
 
     /// A worker's series that do not depend on the action.
     func worker(named name: String) -> WorkerMetrics {
-        WorkerMetrics(name: name, registry: registry)
+        WorkerMetrics(name: name, registry: registry, waitSeconds: jobWaitSeconds.series([("worker", name)]))
     }
 
     /// The series of jobs of `action` on `worker` (made on first use, and
     /// kept by the worker's queue).
     func jobs(action: String, on worker: WorkerMetrics) -> JobMetrics {
-        JobMetrics(action: action, worker: worker, registry: registry)
+        JobMetrics(action: action, worker: worker, registry: registry,
+                   runSeconds: jobRunSeconds.series([("action", action), ("worker", worker.name)]))
     }
 
     func connectionAccepted() { connectionsAccepted.increment() }
@@ -99,6 +108,8 @@ final class DaemonMetrics {
     /// The Prometheus text exposition of every series, appended to `out`.
     func render(into out: inout [UInt8]) {
         registry.emit(into: &out)
+        jobWaitSeconds.render(into: &out)
+        jobRunSeconds.render(into: &out)
     }
 }
 
@@ -107,19 +118,16 @@ final class DaemonMetrics {
 final class WorkerMetrics: Sendable {
     let name: String
     /// From acceptance to the start on this worker, of every job that started.
-    let waitSeconds: ValueHistogram
+    let waitSeconds: JobTimeHistogram
     private let queued: Gauge
     private let held: Gauge
     private let running: Gauge
     private let stallSeconds: Gauge
 
-    init(name: String, registry: PrometheusCollectorRegistry) {
+    init(name: String, registry: PrometheusCollectorRegistry, waitSeconds: JobTimeHistogram) {
         self.name = name
         let labels = [("worker", name)]
-        waitSeconds = registry.makeValueHistogram(
-            descriptor: DaemonMetrics.name("job", "wait", "seconds",
-                                           "Time from a job's acceptance to its start on the worker."),
-            labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
+        self.waitSeconds = waitSeconds
         queued = registry.makeGauge(
             descriptor: DaemonMetrics.name("worker", "queued", "jobs",
                                            "Jobs waiting for the worker now: queued, delayed and held."),
@@ -159,7 +167,7 @@ final class JobMetrics: Sendable {
     /// The ways a job ends, each a `state` label of `loopd_jobs_ended_total`.
     static let endStates: [JobState] = [.completed, .failed, .timedOut, .cancelled, .expired]
     /// From the start on the worker to the end, of every job that started.
-    let runSeconds: ValueHistogram
+    let runSeconds: JobTimeHistogram
     /// What exec jobs' processes used: made with the first such job, so
     /// actions that start no process add no series. Main thread only.
     private let usage: Mutex<UsageSeries?> = Mutex(nil)
@@ -171,7 +179,7 @@ final class JobMetrics: Sendable {
         let memoryPeakBytes: ValueHistogram
     }
 
-    init(action: String, worker: WorkerMetrics, registry: PrometheusCollectorRegistry) {
+    init(action: String, worker: WorkerMetrics, registry: PrometheusCollectorRegistry, runSeconds: JobTimeHistogram) {
         self.action = action
         self.worker = worker
         let labels = [("action", action), ("worker", worker.name)]
@@ -183,10 +191,7 @@ final class JobMetrics: Sendable {
         ended = Self.endStates.map { state in
             registry.makeCounter(descriptor: endedName, labels: labels + [("state", state.rawValue)])
         }
-        runSeconds = registry.makeValueHistogram(
-            descriptor: DaemonMetrics.name("job", "run", "seconds",
-                                           "Time from a job's start on its worker to its end, by action and worker."),
-            labels: labels, buckets: DaemonMetrics.jobSecondsBuckets)
+        self.runSeconds = runSeconds
         self.registry = registry
     }
 
@@ -226,12 +231,8 @@ final class JobMetrics: Sendable {
     /// Records the wait and run times of a job that ran, from monotonic
     /// nanoseconds (its worker's thread, as the job ends).
     func ran(acceptedAt: UInt64, startedAt: UInt64, endedAt: UInt64) {
-        worker.waitSeconds.record(Self.seconds(startedAt &- acceptedAt, ifBefore: startedAt >= acceptedAt))
-        runSeconds.record(Self.seconds(endedAt &- startedAt, ifBefore: endedAt >= startedAt))
-    }
-
-    private static func seconds(_ nanoseconds: UInt64, ifBefore ordered: Bool) -> Double {
-        ordered ? Double(nanoseconds) / 1e9 : 0
+        worker.waitSeconds.record(nanoseconds: startedAt >= acceptedAt ? startedAt - acceptedAt : 0)
+        runSeconds.record(nanoseconds: endedAt >= startedAt ? endedAt - startedAt : 0)
     }
 }
 
