@@ -84,28 +84,38 @@ import Testing
         #expect(!records[0].fields.contains { $0.0 == .attempt })
     }
 
-    /// Held job-end lines are written once the loop has run its batch, and
-    /// before any other record, so the order of lines never changes.
-    @Test func heldJobEndsKeepTheirOrder() throws {
+    /// A logger whose stderr handler writes into a pipe the test reads and
+    /// holds job ends until the current loop's batch ends, and a timer far
+    /// off that keeps the loop's default mode alive while the test runs it
+    /// briefly (the caller invalidates it).
+    static func holdingLogger() throws -> (pipe: CapturePipe, log: DaemonLogger, loop: Loop, keepAlive: LoopTimer) {
         let pipe = try #require(CapturePipe())
         let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
         var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
         let loop = Loop.current
         log.holdJobEnds(until: loop)
-        // A timer far off keeps the mode alive while the test runs it briefly.
         let keepAlive = LoopTimer(after: .seconds(60)) { _ in }
         loop.add(keepAlive, forMode: .default)
+        return (pipe, log, loop, keepAlive)
+    }
+
+    /// The end of job `j-n`, a completed noop.
+    static func record(_ n: Int) -> JobEndRecord {
+        JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
+    }
+
+    /// Held job-end lines are written once the loop has run its batch, and
+    /// before any other record, so the order of lines never changes.
+    @Test func heldJobEndsKeepTheirOrder() throws {
+        let (pipe, log, loop, keepAlive) = try Self.holdingLogger()
         defer { keepAlive.invalidate() }
-        func record(_ n: Int) -> JobEndRecord {
-            JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
-        }
-        log.jobEnded(record(1))
-        log.jobEnded(record(2))
+        log.jobEnded(Self.record(1))
+        log.jobEnded(Self.record(2))
         #expect(pipe.drain() == "")
         loop.run(mode: .default, timeout: .milliseconds(20))
         let batch = pipe.drain().split(separator: "\n")
         #expect(batch.count == 2 && batch[0].contains("JOB_ID=j-1 ") && batch[1].contains("JOB_ID=j-2 "))
-        log.jobEnded(record(3))
+        log.jobEnded(Self.record(3))
         log(.notice, "after job 3")
         let lines = pipe.drain().split(separator: "\n")
         #expect(lines.count == 2 && lines[0].contains("JOB_ID=j-3 ") && lines[1] == "loopd notice: after job 3")
@@ -117,19 +127,10 @@ import Testing
     /// job ends) queues no block: its held lines wait for its `flushHeld`,
     /// however many passes the loop runs, and then go out in order.
     @Test func heldJobEndsWithAnArrangedFlushWaitForIt() throws {
-        let pipe = try #require(CapturePipe())
-        let handler = StderrLogHandler(fileDescriptor: pipe.writeEnd)
-        var log = DaemonLogger(Logger(label: "loopd") { _ in handler })
-        let loop = Loop.current
-        log.holdJobEnds(until: loop)
-        let keepAlive = LoopTimer(after: .seconds(60)) { _ in }
-        loop.add(keepAlive, forMode: .default)
+        let (pipe, log, loop, keepAlive) = try Self.holdingLogger()
         defer { keepAlive.invalidate() }
-        func record(_ n: Int) -> JobEndRecord {
-            JobEndRecord(jobID: "j-\(n)", worker: "w1", action: "noop", durationUsec: 5, state: .completed, error: nil, clientUID: 0)
-        }
-        log.jobEnded(record(1), flushArranged: true)
-        log.jobEnded(record(2), flushArranged: true)
+        log.jobEnded(Self.record(1), flushArranged: true)
+        log.jobEnded(Self.record(2), flushArranged: true)
         loop.run(mode: .default, timeout: .milliseconds(20))
         #expect(pipe.drain() == "")
         log.flushHeld()
