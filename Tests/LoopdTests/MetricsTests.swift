@@ -226,7 +226,7 @@ struct Exposition {
 /// `le` says, and labels are escaped as the exposition format asks.
 @Suite struct JobTimeHistogramTests {
     @Test func observationsAreCountedInEveryBucketAtOrAboveThemAndRendered() {
-        let h = JobTimeHistogram(labels: [("action", "a\"b\\c\nd"), ("worker", "w1")])
+        let h = JobTimeHistogram(labels: JobTimeHistogram.exposition(of: [("action", "a\"b\\c\nd"), ("worker", "w1")]))
         for ns: UInt64 in [0, 10_000, 10_001, 61_000_000_000] { h.record(nanoseconds: ns) }
         var out: [UInt8] = []
         h.render(name: "x", into: &out)

@@ -25,9 +25,10 @@ final class JobTimeHistogram: Sendable {
     private let counts: InlineArray<15, Atomic<UInt64>>
     private let sumNanoseconds = Atomic<UInt64>(0)
 
-    init(labels: [(String, String)]) {
+    /// A series whose labels are `labels`, as `exposition(of:)` writes them.
+    init(labels: [UInt8]) {
         precondition(Self.boundsNanoseconds.count + 1 == Self.slots, "one slot per bucket bound, and one above them")
-        self.labels = JobTimeHistogram.render(labels)
+        self.labels = labels
         counts = InlineArray { _ in Atomic(0) }
     }
 
@@ -70,7 +71,7 @@ final class JobTimeHistogram: Sendable {
 
     /// Labels as the exposition format writes them: a value's backslashes,
     /// double quotes and line feeds escaped.
-    private static func render(_ labels: [(String, String)]) -> [UInt8] {
+    static func exposition(of labels: [(String, String)]) -> [UInt8] {
         var out: [UInt8] = []
         for (i, (key, value)) in labels.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -106,9 +107,10 @@ final class JobTimeHistogramFamily {
 
     /// The series of `labels`, made on first use.
     func series(_ labels: [(String, String)]) -> JobTimeHistogram {
-        let made = JobTimeHistogram(labels: labels)
-        if let known = byLabels[made.labels] { return known }
-        byLabels[made.labels] = made
+        let key = JobTimeHistogram.exposition(of: labels)
+        if let known = byLabels[key] { return known }
+        let made = JobTimeHistogram(labels: key)
+        byLabels[key] = made
         series.append(made)
         return made
     }
