@@ -11,7 +11,11 @@ extension Loop {
         // inside a struct: as an optional's payload a bare closure would be
         // re-wrapped in a heap-allocated thunk.
         var handOff = Optional(BlockBuffer.Slot(work: block))
-        deliver(inbox.withLock { $0.append(handOff.take()!, modes: modes) })
+        deliver(inbox.withLock { box in
+            let wake = box.append(handOff.take()!, modes: modes)
+            if !blocksQueued.load(ordering: .relaxed) { blocksQueued.store(true, ordering: .releasing) }
+            return wake
+        })
     }
 
     /// Whether a block queued for `modes` (nil: the common modes) may run in
@@ -67,8 +71,12 @@ extension Loop {
         if !carriedBlocks.isEmpty {
             swap(&taken, &carriedBlocks)
         } else {
+            guard blocksQueued.load(ordering: .acquiring) else { return false }
             swap(&taken, &spareBlocks)
-            inbox.withLock { swap(&taken, &$0.blocks) }
+            inbox.withLock {
+                swap(&taken, &$0.blocks)
+                blocksQueued.store(false, ordering: .relaxed)
+            }
             if taken.isEmpty {
                 swap(&taken, &spareBlocks)
                 return false
@@ -96,7 +104,10 @@ extension Loop {
         if spareBlocks.capacity < taken.capacity { swap(&taken, &spareBlocks) }
         if carriedBlocks.isEmpty && carriedBlocks.capacity < taken.capacity { swap(&taken, &carriedBlocks) }
         if !held.isEmpty {
-            inbox.withLock { $0.blocks.prepend(&held) }
+            inbox.withLock {
+                $0.blocks.prepend(&held)
+                blocksQueued.store(true, ordering: .releasing)
+            }
         }
         return ran > 0
     }

@@ -266,7 +266,10 @@ extension Loop {
         }
         // Dropped outside both locks: releasing a block may run a deinit.
         var unrun = BlockBuffer()
-        inbox.withLock { swap(&unrun, &$0.blocks) }
+        inbox.withLock {
+            swap(&unrun, &$0.blocks)
+            blocksQueued.store(false, ordering: .relaxed)
+        }
         _ = consume unrun
         for s in sources { s.links.remove(self) }
         for k in kernel {

@@ -38,7 +38,7 @@ extension Loop {
         lock.unlock()
         defer {
             lock.withLock {
-                runStops.removeLast()
+                if runStops.removeLast() { stopMarks.subtract(1, ordering: .releasing) }
                 runningMode = outerMode
             }
         }
@@ -114,6 +114,9 @@ extension Loop {
                 now = clock.now()
                 if now >= deadline { return .timedOut }
             }
+            // Nothing stopped, and sources or timers keep the mode alive
+            // (R3, R20): the next pass, without the lock.
+            if stopMarks.load(ordering: .acquiring) == 0 && items.countsSourcesOrTimers { continue }
             let (stopped, empty) = lock.withLock { () -> (Bool, Bool) in
                 let empty = !items.hasSourcesOrTimers && !hasBlocksLocked(for: mode) && !servesMainQueueLocked(in: mode)
                 return (isStoppedLocked, empty)
@@ -140,10 +143,13 @@ extension Loop {
         let observers = lock.withLock { items.observers }
         for o in observers where o.activities.contains(activity) && o.isValid {
             let id = ObjectIdentifier(o)
-            if firingObservers.contains(id) { continue }
-            firingObservers.append(id)
+            if id == firingObserver || (!outerFiringObservers.isEmpty && outerFiringObservers.contains(id)) { continue }
+            let outer = firingObserver
+            if let outer { outerFiringObservers.append(outer) }
+            firingObserver = id
             callout { o.handler(o, activity) }
-            firingObservers.removeLast()
+            firingObserver = outer
+            if outer != nil { outerFiringObservers.removeLast() }
             if !o.repeats { o.invalidate() }
         }
     }
@@ -208,6 +214,7 @@ extension Loop {
                 box.waiting = .asleep(signalled: false)
             } else if facts.blocksQueued && carry {
                 swap(&carriedBlocks, &box.blocks)
+                blocksQueued.store(false, ordering: .relaxed)
             }
             return plan
         }

@@ -76,9 +76,12 @@ public final class Loop: @unchecked Sendable {
     @exclusivity(unchecked) var spareDueTimers: [TimerHeap.Entry] = []
     /// An empty list with capacity, for the version-1 sources one pass finds ready.
     @exclusivity(unchecked) var spareReadySources: [(KernelSource, ReadinessEvent)] = []
-    /// The observers this loop is calling now, outermost first: a run
-    /// nested in one's handler does not call it again (R16). Loop thread only.
-    @exclusivity(unchecked) var firingObservers: [ObjectIdentifier] = []
+    /// The observer this loop is calling now, the innermost: a run nested
+    /// in its handler does not call it again (R16). Loop thread only.
+    @exclusivity(unchecked) var firingObserver: ObjectIdentifier?
+    /// The observers being called further out, outermost first: empty
+    /// unless a handler nests a run, so a notification touches no list.
+    @exclusivity(unchecked) var outerFiringObservers: [ObjectIdentifier] = []
     /// The latest answer to "is this mode in the common set?", valid while
     /// `commonModeCount` still equals `count` (the set only grows).
     @exclusivity(unchecked) var commonModeCache: (mode: Mode, count: Int, isCommon: Bool)?
@@ -104,6 +107,16 @@ public final class Loop: @unchecked Sendable {
     /// Set by a waker that found the loop spinning (`Inbox.Waiting.spinning`);
     /// cleared by the loop before it starts a spin.
     let spinPoke = Atomic<Bool>(false)
+    /// Whether the inbox holds blocks: stored under the inbox's mutex
+    /// wherever its queue gains or loses them, read without it by
+    /// `runBlocks`, so a pass with nothing queued takes no lock. A block
+    /// queued while the loop looks was queued after the look, and runs at
+    /// the next pass; the sleep decision reads the queue under the mutex.
+    let blocksQueued = Atomic<Bool>(false)
+    /// How many flags of `runStops` are set: changed under `lock` with
+    /// them, read without it as a pass ends, which then takes the lock
+    /// only when some run on this thread was stopped.
+    let stopMarks = Atomic<Int>(0)
 
     static let wakeToken: UInt64 = 1
     static let timerToken: UInt64 = 2
@@ -191,8 +204,11 @@ public final class Loop: @unchecked Sendable {
     /// call does nothing, as `CFRunLoopStop` (R20). Any thread.
     public func stop() {
         let marked = lock.withLock { () -> Bool in
-            guard !runStops.isEmpty else { return false }
-            runStops[runStops.count - 1] = true
+            guard let last = runStops.indices.last else { return false }
+            if !runStops[last] {
+                runStops[last] = true
+                stopMarks.add(1, ordering: .releasing)
+            }
             return true
         }
         if marked { wakeUp() }

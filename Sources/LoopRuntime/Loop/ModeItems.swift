@@ -30,6 +30,8 @@ final class ModeItems {
     /// How many timers the mode has, read the same way: a pass of a mode
     /// without timers neither takes the lock for them nor reads the clock.
     private let timerCount = Atomic<Int>(0)
+    /// How many version-1 sources the mode has, read the same way.
+    private let kernelSourceCount = Atomic<Int>(0)
 
     var observedActivities: Loop.Activity { Loop.Activity(rawValue: observedBits.load(ordering: .acquiring)) }
     var hasVersion0Sources: Bool { sourceCount.load(ordering: .acquiring) > 0 }
@@ -39,6 +41,13 @@ final class ModeItems {
 
     /// R3: sources and timers keep a mode alive; observers alone do not.
     var hasSourcesOrTimers: Bool { !sources.isEmpty || !kernelSources.isEmpty || !timers.isEmpty }
+
+    /// `hasSourcesOrTimers` read from the counts, without the lock: as
+    /// current as the lock would make it for a caller that then releases it.
+    var countsSourcesOrTimers: Bool {
+        sourceCount.load(ordering: .acquiring) > 0 || kernelSourceCount.load(ordering: .acquiring) > 0
+            || timerCount.load(ordering: .acquiring) > 0
+    }
 
     @discardableResult
     func add(_ s: LoopSource) -> Bool {
@@ -62,6 +71,7 @@ final class ModeItems {
         guard !kernelSources.contains(where: { $0 === k }) else { return false }
         let at = kernelSources.firstIndex { ($0.order, $0.token) > (k.order, k.token) } ?? kernelSources.count
         kernelSources.insert(k, at: at)
+        kernelSourceCount.store(kernelSources.count, ordering: .releasing)
         return true
     }
 
@@ -69,6 +79,7 @@ final class ModeItems {
     func remove(_ k: KernelSource) -> Bool {
         guard let i = kernelSources.firstIndex(where: { $0 === k }) else { return false }
         kernelSources.remove(at: i)
+        kernelSourceCount.store(kernelSources.count, ordering: .releasing)
         return true
     }
 
