@@ -21,6 +21,23 @@ public enum JobState: String, Sendable, CaseIterable {
     /// delayed): it never ran (error code `expired`).
     case expired
 
+    /// `rawValue` as a literal: what a reply or a log line writes for the
+    /// state, copied as it is, with no `String` made or scanned for escapes.
+    @inlinable
+    public var literal: StaticString {
+        switch self {
+        case .delayed: "delayed"
+        case .queued: "queued"
+        case .held: "held"
+        case .running: "running"
+        case .completed: "completed"
+        case .failed: "failed"
+        case .timedOut: "timed_out"
+        case .cancelled: "cancelled"
+        case .expired: "expired"
+        }
+    }
+
     /// Whether the job has reached an end state: completed, failed, timed
     /// out, cancelled or expired.
     public var isFinal: Bool {

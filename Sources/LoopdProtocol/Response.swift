@@ -57,6 +57,16 @@ extension Response {
         JSON.writeString(value, into: &out)
     }
 
+    /// `,"name":"value"` for a value known to need no escape (a state's
+    /// spelling), the name as in `field(_:_:into:)`.
+    @inlinable
+    public static func field(_ name: StaticString, plain value: StaticString, into out: inout some ByteOutput) {
+        fieldName(name, into: &out)
+        out.append(UInt8(ascii: "\""))
+        out.appendLiteral(value)
+        out.append(UInt8(ascii: "\""))
+    }
+
     /// `,"name":value`, the name as in `field(_:_:into:)`.
     @inlinable
     public static func field(_ name: StaticString, _ value: JSON, into out: inout some ByteOutput) {

@@ -63,7 +63,10 @@ import Testing
             // Longer than the stack the line is made on first: written again, whole.
             JobEndRecord(jobID: "j-6", worker: "w1", action: "exec", durationUsec: 7, state: .failed,
                          error: ProtocolError(.jobFailed, String(repeating: "stderr: ü ", count: 80)), clientUID: 0),
-        ]
+        ] + JobState.allCases.map {
+            // Every state without an error: its spelling in the text and as RESULT=, at its level.
+            JobEndRecord(jobID: "j-7", worker: "w1", action: "noop", durationUsec: 1, state: $0, error: nil, clientUID: 0)
+        }
         for r in records {
             log.jobEnded(r)
             let direct = pipe.drain()
@@ -82,6 +85,11 @@ import Testing
         #expect(records[5].message == "job j-5 (fail) failed: boom")
         #expect(records[5].fields.contains { $0.0 == .attempt && $0.1 == "3" })
         #expect(!records[0].fields.contains { $0.0 == .attempt })
+    }
+
+    /// A job-end line spells its level as swift-log does.
+    @Test func everyLevelIsSpelledAsItsRawValue() {
+        for level in Logger.Level.allCases { #expect("\(level.literal)" == level.rawValue) }
     }
 
     /// A logger whose stderr handler writes into a pipe the test reads and

@@ -153,7 +153,7 @@ import Testing
         defer { fixture.stop() }
         let job = fixture.job("m3k2x9a1-17")
         for result: JSON? in [nil, .object([]), .object([("output", "a\nb ü")])] {
-            for state in [JobState.queued, .held, .completed, .failed, .timedOut] {
+            for state in JobState.allCases {
                 for id: RequestID? in [nil, .integer(7), .string("x")] {
                     var out: [UInt8] = []
                     JobReply.write(job, state: state, result: result, error: nil, requestID: id, into: &out)

@@ -28,7 +28,7 @@ enum JobReply {
         }
         Response.beginOK(id: requestID, into: &out)
         Response.field("job", job.id, into: &out)
-        Response.field("state", state.rawValue, into: &out)
+        Response.field("state", plain: state.literal, into: &out)
         Response.field("worker", job.worker.name, into: &out)
         if let result { Response.field("result", result, into: &out) }
         if let usage { Response.field("usage", usage.json, into: &out) }

@@ -33,7 +33,8 @@ struct JobEndRecord {
 
     var messageID: MessageID { isFailure ? .jobFailed : state == .expired ? .jobExpired : .jobFinished }
 
-    /// RESULT: the error code, or the state for a job without error.
+    /// RESULT: the error code, or the state for a job without error
+    /// (`formatJobEnd` writes the same without making the `String`).
     var result: String { error?.code.rawValue ?? state.rawValue }
 
     /// MESSAGE: `job ID (ACTION) failed: WHY`, `job ID (ACTION) timed_out: WHY`
@@ -114,7 +115,7 @@ extension StderrLogHandler {
     /// Writes the line of a job's end, newline included, to `out`.
     func formatJobEnd(_ r: JobEndRecord, into out: inout some ByteOutput) {
         out.appendLiteral("loopd ")
-        out.appendUTF8(r.level.rawValue)
+        out.appendLiteral(r.level.literal)
         out.appendLiteral(": job ")
         out.appendUTF8(r.jobID)
         out.appendLiteral(" (")
@@ -123,7 +124,7 @@ extension StderrLogHandler {
             out.appendLiteral(") attempt ")
             out.appendDecimal(UInt64(attempt))
             out.appendLiteral(" ")
-            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(r.state.literal)
             out.appendLiteral(": ")
             out.appendUTF8(r.error?.message ?? "")
             out.appendLiteral("; retrying in ")
@@ -131,12 +132,12 @@ extension StderrLogHandler {
             out.appendLiteral(" ms")
         } else if r.isFailure {
             out.appendLiteral(") ")
-            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(r.state.literal)
             out.appendLiteral(": ")
             out.appendUTF8(r.error?.message ?? "")
         } else {
             out.appendLiteral(") ")
-            out.appendUTF8(r.state.rawValue)
+            out.appendLiteral(r.state.literal)
             out.appendLiteral(" on ")
             out.appendUTF8(r.worker)
         }
@@ -157,9 +158,25 @@ extension StderrLogHandler {
             out.appendDecimal(UInt64(priority))
         }
         out.appendLiteral(" RESULT=")
-        out.appendUTF8(r.result)
+        if let error = r.error { out.appendUTF8(error.code.rawValue) } else { out.appendLiteral(r.state.literal) }
         out.appendLiteral(" WORKER=")
         out.appendUTF8(r.worker)
         out.append(0x0A)
+    }
+}
+
+extension Logger.Level {
+    /// `rawValue` as a literal, for a log line that copies its bytes
+    /// without a `String`.
+    var literal: StaticString {
+        switch self {
+        case .trace: "trace"
+        case .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "error"
+        case .critical: "critical"
+        }
     }
 }
