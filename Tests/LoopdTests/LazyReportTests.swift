@@ -7,7 +7,7 @@ import Testing
 
 /// Lazy end reports: an end that asks nothing of the main loop (no waiter,
 /// not durable, no retry, no reply left to it) does not wake it, and is
-/// recorded at the loop's next turn or within the mailbox's lag. The
+/// recorded by the next request or within the mailbox's lag. The
 /// ordering rule (a request sent after a reply sees the job ended) is
 /// `DirectReplyTests`'.
 @Suite(.serialized) struct LazyReportTests {
@@ -24,7 +24,7 @@ import Testing
     }
 
     /// Lengthens `d`'s lag to an hour (a lazy report is then taken only by
-    /// a turn of the main loop), and submits a `gate` job without waiting;
+    /// a request), and submits a `gate` job without waiting;
     /// returns once it runs.
     private func startGateJob(on d: RunningDaemon, _ gate: GateAction) throws
         -> (scheduler: JobScheduler, client: TestClient, job: String) {
@@ -39,7 +39,7 @@ import Testing
 
     /// A job submitted without waiting ends while the main loop is held:
     /// its report waits in the mailbox with no take queued (nothing would
-    /// wake the loop for it), and the loop records it at its next turn.
+    /// wake the loop for it), and the next request finds it recorded.
     @Test func anEndNoOneWaitsForQueuesNoWakeUp() throws {
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })

@@ -130,6 +130,9 @@ final class HoldingAction: JobAction, @unchecked Sendable {
         let entries = log.entries
         #expect(entries.first.map { $0.0 } == 2, "the unkeyed priority-5 job should start first")
         #expect(entries.filter { $0.0 == 1 }.map(\.1) == Array(0..<10))
+        // A request has the main loop record every end before it (the
+        // keyed jobs' ends were lazy reports).
+        #expect(c.call(#"{"id":"p","op":"ping"}"#)?.ok == true)
         #expect(d.daemon.onMainThread { $0.scheduler.keyOrder.count } == 0, "ended keyed jobs are forgotten")
     }
 

@@ -31,10 +31,11 @@ struct JobEnd {
 /// Not every report needs the main loop now. One that asks something of it
 /// (replies it must write, a retry to schedule, a durable end to commit) is
 /// urgent: it queues a take, which wakes the loop. Any other (a job that
-/// started, an end no one waits for) is lazy: it waits for the loop's next
-/// turn (each pass takes the reports as it wakes and before it sleeps), and
-/// if the loop sleeps on, for a timer of `lag` that the first lazy report
-/// arms. A sequential client's job then costs two wake-ups, not three. While
+/// started, an end no one waits for) is lazy: it waits for the next request
+/// the main loop reads (a connection takes the reports first), or at most
+/// `lag`, for a timer that the first lazy report since it last fired arms.
+/// A sequential client's job then costs two wake-ups, not three, and the
+/// main loop's passes call nothing for the mailbox. While
 /// the main side wants every end at once (`wantEveryReport`: a parked
 /// `wait`, a fleet that claims work for freed lanes), every report is urgent.
 ///
@@ -54,8 +55,8 @@ final class LaneMailbox: @unchecked Sendable {
 
     private let state = Locked<MailboxState<LaneReport>>(MailboxState())
     /// Whether `state` may hold reports: lets the main thread skip the lock
-    /// on every pass and connection read while nothing was posted.
-    private let nonEmpty = PostedFlag()
+    /// on every connection read while nothing was posted.
+    private let nonEmpty = Atomic<Bool>(false)
     /// The `Want`s in force; any makes every report urgent.
     private let wanted = Atomic<UInt8>(0)
     /// The lag timer, on the main loop. Armed and drained under `state`'s lock.
@@ -63,10 +64,9 @@ final class LaneMailbox: @unchecked Sendable {
     private let lagNanoseconds = Atomic<UInt64>(0)
     private let mainLoop: Loop
     private let take: @Sendable () -> Void
-    /// The lag timer's source and the take on every turn, on the main loop;
-    /// set once in `init`, and taken off the loop in `deinit`.
+    /// The lag timer's source, on the main loop; set once in `init`, and
+    /// taken off the loop in `deinit`.
     private var lagSource: LoopFileDescriptorSource?
-    private var turnObserver: LoopObserver?
 
     /// `take` runs on `mainLoop` when reports are due, and takes them.
     init(mainLoop: Loop, take: @escaping @Sendable () -> Void) {
@@ -78,12 +78,15 @@ final class LaneMailbox: @unchecked Sendable {
             fatalError("cannot create the lane mailbox's timer: \(error)")
         }
         setLag(Self.defaultLag)
-        // The two hold what they use, not the mailbox: a mailbox that goes
-        // (a test's) takes both off the loop in `deinit`, and one may be
-        // running then. Holding the mailbox weakly would cost the observer,
-        // which runs twice a pass, a checked access and a weak load each
-        // time, and every retain of the mailbox its slow path.
-        let state = state, lagTimer = lagTimer, nonEmpty = nonEmpty
+        // It holds what it uses, not the mailbox: a mailbox that goes (a
+        // test's) takes it off the loop in `deinit`, and it may be running
+        // then.
+        //
+        // No observer takes the reports as a pass ends: called on every
+        // pass, one cost a lock and a clock read, and made the loop poll
+        // its descriptors once more before each sleep (R17 step 5), for
+        // ends that no request had asked about yet.
+        let state = state, lagTimer = lagTimer
         let source = LoopFileDescriptorSource(fileDescriptor: lagTimer.fd, interest: .readable) { _ in
             state.withLock { s in
                 lagTimer.drain()
@@ -91,17 +94,11 @@ final class LaneMailbox: @unchecked Sendable {
             }
             take()
         }
-        let observer = LoopObserver(activities: [.afterWaiting, .beforeWaiting], repeats: true, order: 0) { _, _ in
-            if nonEmpty.value.load(ordering: .relaxed) { take() }
-        }
         lagSource = source
-        turnObserver = observer
         mainLoop.add(source, forMode: .common)
-        mainLoop.add(observer, forMode: .common)
     }
 
     deinit {
-        turnObserver?.invalidate()
         lagSource?.invalidate()
     }
 
@@ -124,7 +121,7 @@ final class LaneMailbox: @unchecked Sendable {
             // as are `wantEveryReport`'s store and load in the other order:
             // a main side that starts wanting reports as this lazy one
             // arrives either finds it here or is found by this post.
-            nonEmpty.value.store(true, ordering: .sequentiallyConsistent)
+            nonEmpty.store(true, ordering: .sequentiallyConsistent)
             if step == .armLag {
                 lagTimer.arm(at: monotonicNanoseconds() + lagNanoseconds.load(ordering: .relaxed))
             }
@@ -143,7 +140,7 @@ final class LaneMailbox: @unchecked Sendable {
         if wants {
             wanted.bitwiseOr(reason.rawValue, ordering: .sequentiallyConsistent)
             // A lazy report posted before the store above is taken now.
-            if nonEmpty.value.load(ordering: .sequentiallyConsistent) { takeSoon() }
+            if nonEmpty.load(ordering: .sequentiallyConsistent) { takeSoon() }
         } else {
             wanted.bitwiseAnd(~reason.rawValue, ordering: .sequentiallyConsistent)
         }
@@ -158,9 +155,9 @@ final class LaneMailbox: @unchecked Sendable {
     /// its capacity left to the mailbox); false if nothing was posted.
     /// Main thread.
     func takeAll(swappingWith taken: inout [LaneReport]) -> Bool {
-        guard nonEmpty.value.load(ordering: .acquiring) else { return false }
+        guard nonEmpty.load(ordering: .acquiring) else { return false }
         state.withLock { s in
-            nonEmpty.value.store(false, ordering: .relaxed)
+            nonEmpty.store(false, ordering: .relaxed)
             s.takeAll(swappingWith: &taken)
         }
         return true
@@ -179,13 +176,7 @@ final class LaneMailbox: @unchecked Sendable {
     var lagDescriptor: Int32 { lagTimer.fd }
 
     /// Whether reports wait to be taken. Any thread.
-    var holdsReports: Bool { nonEmpty.value.load(ordering: .acquiring) }
-}
-
-/// `LaneMailbox.nonEmpty`, in an object of its own so that the main loop's
-/// observer can hold it without holding the mailbox.
-private final class PostedFlag: Sendable {
-    let value = Atomic<Bool>(false)
+    var holdsReports: Bool { nonEmpty.load(ordering: .acquiring) }
 }
 
 /// What a mailbox does as reports come and go: the bookkeeping of
