@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Logging
 import LoopdProtocol
 import LoopRuntime
@@ -95,6 +96,45 @@ import Testing
         let ended = Logger.MetadataValue.string(MessageID.jobFinished.rawValue)
         #expect(waitUntil { records.records.contains { $0.metadata["JOB_ID"] == .string(job) && $0.metadata["MESSAGE_ID"] == ended } },
                 "the end of a job no one waits for was never recorded")
+    }
+
+    /// A schedule's timer judges its last run (`overlap`) by the state the
+    /// scheduler gives it: an end still in the mailbox counts, though no
+    /// request came to take it.
+    @Test func aScheduleJudgesItsLastRunByAnEndStillInTheMailbox() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        gate.open.signal()
+        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        #expect(d.daemon.onMainThread { $0.scheduler.state(ofJob: job) } == .completed,
+                "the schedule would see its last run still running and skip a slot")
+    }
+
+    /// A `wait` whose timeout comes due in the pass that also takes its
+    /// job's end answers with the end: the timer records the reports first.
+    @Test func aWaitTimingOutAfterItsJobEndedAnswersTheEnd() throws {
+        let gate = GateAction()
+        let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
+        defer { d.stop() }
+        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        let waiter = try d.client()
+        let parked = Date()
+        waiter.send(#"{"id":"w","op":"wait","job":"\#(job)","timeout_ms":2000}"#)
+        #expect(waiter.call(#"{"id":"p","op":"ping"}"#)?["id"] == "p")
+
+        // The main loop held: the job ends (its report queues a take, for
+        // the parked wait), and the wait's timeout passes meanwhile, so
+        // both are due in the loop's next pass, the timer first.
+        let release = DispatchSemaphore(value: 0)
+        hold(try #require(d.daemon.loop), until: release)
+        gate.open.signal()
+        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        Thread.sleep(until: parked.addingTimeInterval(2.5))
+        release.signal()
+        let reply = try #require(waiter.readReply())
+        #expect(reply["id"] == "w" && reply["state"] == "completed", "\(reply)")
     }
 
     // MARK: the mailbox's bookkeeping

@@ -92,6 +92,8 @@ extension JobScheduler {
         let serial = waiters.add(.wait, on: jobID, sink: r.sink, requestID: id, uid: r.owner.uid)
         guard let timeoutMs else { return }
         let timer = LoopTimer(after: .milliseconds(timeoutMs)) { [unowned self] _ in
+            // An end already reported answers the wait as an end, not as a timeout.
+            recordReports()
             guard let waiter = waiters.take(serial: serial, of: jobID) else { return }
             waiter.sink.settle { JobReply.write(current: job, requestID: waiter.requestID, into: &$0) }
         }

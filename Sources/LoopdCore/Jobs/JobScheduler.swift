@@ -371,8 +371,10 @@ final class JobScheduler: @unchecked Sendable {
 // which only this file may set.
 extension JobScheduler {
     /// Takes what the lanes reported, in the order they reported it. Runs
-    /// when the mailbox says (a take it queued, each turn of the loop, its
-    /// lag timer), and before a connection's requests are read: a lane
+    /// when the mailbox says (a take it queued, its lag timer), before a
+    /// connection's requests are read, and before a timer of the main loop
+    /// judges a job by its state (a schedule's overlap, a wait's timeout,
+    /// the STATUS= line): a lane
     /// writes a waiting client's reply right after posting the job's end,
     /// so a request the client sends after that reply (`status`, `stats`)
     /// must find the end recorded even when the end's report was lazy or

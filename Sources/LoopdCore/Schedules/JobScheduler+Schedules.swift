@@ -15,6 +15,9 @@ extension JobScheduler: ScheduleRunner {
     }
 
     func state(ofJob id: String) -> JobState? {
+        // What a lane reported counts: a lazy end waits in the mailbox for a
+        // request or the lag timer, and the schedule's timer is neither.
+        recordReports()
         if let job = table[id] { return job.visibleState() }
         return journal?.finishedStatus(id: id).flatMap { JobState(rawValue: $0.state) }
     }

@@ -22,6 +22,7 @@ final class ServiceMonitor: @unchecked Sendable {
 
     /// The STATUS= text: workers, queued, running, completed, failed.
     func statusLine() -> String {
+        scheduler.recordReports()  // ends a lane reported lazily count too
         let load = scheduler.loadFigures
         return "workers \(scheduler.queues.count), queued \(load.waiting), running \(load.running), "
             + "completed \(scheduler.stats.completed), failed \(scheduler.stats.failed + scheduler.stats.timedOut)"
