@@ -115,7 +115,8 @@ public final class Loop: @unchecked Sendable {
     let blocksQueued = Atomic<Bool>(false)
     /// How many flags of `runStops` are set: changed under `lock` with
     /// them, read without it as a pass ends, which then takes the lock
-    /// only when some run on this thread was stopped.
+    /// only when some run on this thread was stopped or the mode has no
+    /// source or timer left (R3, R20).
     let stopMarks = Atomic<Int>(0)
 
     static let wakeToken: UInt64 = 1
