@@ -61,7 +61,8 @@ import Testing
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
         defer { d.stop() }
-        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        let (scheduler, client, job) = try startGateJob(on: d, gate)
+        defer { withExtendedLifetime(client) {} }  // no hang-up to read
         let waiter = try d.client()
         waiter.send(#"{"id":"w","op":"wait","job":"\#(job)"}"#)
         // Requests are handled in order: once the ping is answered, the wait is parked.
@@ -105,9 +106,17 @@ import Testing
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
         defer { d.stop() }
-        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        // The submitting client stays connected: a connection's hang-up is
+        // read, and every read takes the mailbox first.
+        let (scheduler, client, job) = try startGateJob(on: d, gate)
+        defer { withExtendedLifetime(client) {} }
+        // The main loop held while the job ends, so its end is surely in
+        // the mailbox when the loop next runs a block.
+        let release = DispatchSemaphore(value: 0)
+        hold(try #require(d.daemon.loop), until: release)
         gate.open.signal()
         #expect(waitUntil { scheduler.mailbox.holdsReports })
+        release.signal()
         #expect(d.daemon.onMainThread { $0.scheduler.state(ofJob: job) } == .completed,
                 "the schedule would see its last run still running and skip a slot")
     }
@@ -118,7 +127,8 @@ import Testing
         let gate = GateAction()
         let d = RunningDaemon(register: { $0.register(action: gate, named: "gate") })
         defer { d.stop() }
-        let (scheduler, _, job) = try startGateJob(on: d, gate)
+        let (scheduler, client, job) = try startGateJob(on: d, gate)
+        defer { withExtendedLifetime(client) {} }  // no hang-up to read
         let waiter = try d.client()
         let parked = Date()
         waiter.send(#"{"id":"w","op":"wait","job":"\#(job)","timeout_ms":2000}"#)
