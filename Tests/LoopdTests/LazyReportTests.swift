@@ -38,6 +38,18 @@ import Testing
         return (scheduler, c, job)
     }
 
+    /// Lets the gate job end while `d`'s main loop is held (`hold`), and
+    /// returns once its end waits in the mailbox; the loop goes on when
+    /// the returned semaphore is signalled.
+    private func endGateJobWhileHeld(on d: RunningDaemon, _ gate: GateAction, _ scheduler: JobScheduler) throws
+        -> DispatchSemaphore {
+        let release = DispatchSemaphore(value: 0)
+        hold(try #require(d.daemon.loop), until: release)
+        gate.open.signal()
+        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        return release
+    }
+
     /// A job submitted without waiting ends while the main loop is held:
     /// its report waits in the mailbox with no take queued (nothing would
     /// wake the loop for it), and the next request finds it recorded.
@@ -47,10 +59,7 @@ import Testing
         defer { d.stop() }
         let (scheduler, c, job) = try startGateJob(on: d, gate)
 
-        let release = DispatchSemaphore(value: 0)
-        hold(try #require(d.daemon.loop), until: release)
-        gate.open.signal()
-        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        let release = try endGateJobWhileHeld(on: d, gate, scheduler)
         #expect(!scheduler.mailbox.takeIsQueued, "a lazy end report queued a take, which wakes the main loop")
         release.signal()
         #expect(c.call(#"{"id":"s","op":"status","job":"\#(job)"}"#)?["state"] == "completed")
@@ -68,10 +77,7 @@ import Testing
         // Requests are handled in order: once the ping is answered, the wait is parked.
         #expect(waiter.call(#"{"id":"p","op":"ping"}"#)?["id"] == "p")
 
-        let release = DispatchSemaphore(value: 0)
-        hold(try #require(d.daemon.loop), until: release)
-        gate.open.signal()
-        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        let release = try endGateJobWhileHeld(on: d, gate, scheduler)
         #expect(scheduler.mailbox.takeIsQueued, "the end of a job a wait is parked on did not queue a take")
         release.signal()
         let reply = try #require(waiter.readReply())
@@ -110,12 +116,9 @@ import Testing
         // read, and every read takes the mailbox first.
         let (scheduler, client, job) = try startGateJob(on: d, gate)
         defer { withExtendedLifetime(client) {} }
-        // The main loop held while the job ends, so its end is surely in
+        // The job ends while the main loop is held, so its end is surely in
         // the mailbox when the loop next runs a block.
-        let release = DispatchSemaphore(value: 0)
-        hold(try #require(d.daemon.loop), until: release)
-        gate.open.signal()
-        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        let release = try endGateJobWhileHeld(on: d, gate, scheduler)
         release.signal()
         #expect(d.daemon.onMainThread { $0.scheduler.state(ofJob: job) } == .completed,
                 "the schedule would see its last run still running and skip a slot")
@@ -137,10 +140,7 @@ import Testing
         // The main loop held: the job ends (its report queues a take, for
         // the parked wait), and the wait's timeout passes meanwhile, so
         // both are due in the loop's next pass, the timer first.
-        let release = DispatchSemaphore(value: 0)
-        hold(try #require(d.daemon.loop), until: release)
-        gate.open.signal()
-        #expect(waitUntil { scheduler.mailbox.holdsReports })
+        let release = try endGateJobWhileHeld(on: d, gate, scheduler)
         Thread.sleep(until: parked.addingTimeInterval(2.5))
         release.signal()
         let reply = try #require(waiter.readReply())
