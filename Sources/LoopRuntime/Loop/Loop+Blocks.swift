@@ -73,13 +73,10 @@ extension Loop {
         } else {
             guard blocksQueued.load(ordering: .acquiring) else { return false }
             swap(&taken, &spareBlocks)
+            // Not empty: only this thread clears the flag, with the queue.
             inbox.withLock {
                 swap(&taken, &$0.blocks)
                 blocksQueued.store(false, ordering: .relaxed)
-            }
-            if taken.isEmpty {
-                swap(&taken, &spareBlocks)
-                return false
             }
         }
         let isCommon = isCommonMode(mode)
